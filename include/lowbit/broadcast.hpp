@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * @file broadcast.hpp
+ * numpy broadcasting of parameter tensors against the input, and the loop
+ * that walks the broadcast shape one innermost run at a time.
+ */
+#ifndef LOWBIT_BROADCAST_HPP
+#define LOWBIT_BROADCAST_HPP
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <initializer_list>
+#include <string>
+
+#include "config.hpp"
+#include "error.hpp"
+#include "view.hpp"
+
+namespace lowbit {
+
+/**
+ * The numpy broadcast of several shapes: shapes are aligned on their last
+ * dimension, missing leading dimensions count as 1, and in each dimension
+ * the extents must be equal or 1. The result's rank is the largest rank.
+ *
+ * @param names  the parameter names used in the error message, one per shape.
+ * @throws lowbit::error naming both tensors and the dimension when two
+ *         extents differ and neither is 1.
+ *
+ * **Example**:
+ * ```
+ * auto s = lowbit::broadcast_shape({{2, 3, 4}, {3, 1}});  // [2, 3, 4]
+ * ```
+ */
+inline shape broadcast_shape(std::initializer_list<shape> shapes,
+                             std::initializer_list<const char*> names = {},
+                             const char* op = "lowbit::broadcast_shape") {
+  std::size_t rank = 0;
+  for (const shape& s : shapes) rank = std::max(rank, s.rank());
+  std::array<std::size_t, max_rank> out;
+  out.fill(1);
+  std::array<std::size_t, max_rank> owner{};  // which input set out[d]
+  std::size_t k = 0;
+  for (const shape& s : shapes) {
+    const std::size_t off = rank - s.rank();
+    for (std::size_t j = 0; j < s.rank(); ++j) {
+      const std::size_t d = off + j, e = s[j];
+      if (e == 1) continue;
+      if (out[d] == 1) {
+        out[d] = e;
+        owner[d] = k;
+      } else if (out[d] != e) {
+        auto name = [&](std::size_t i) {
+          return i < names.size() ? std::string(names.begin()[i]) : "input " + std::to_string(i);
+        };
+        throw error(std::string(op) + ": shapes do not broadcast: " + name(owner[d]) +
+                    " has shape " + shapes.begin()[owner[d]].to_string() + " and " + name(k) +
+                    " has shape " + s.to_string() + " (dimension " + std::to_string(d) +
+                    " of the broadcast: " + std::to_string(out[d]) + " vs " + std::to_string(e) +
+                    "); expected equal extents or 1");
+      }
+    }
+    ++k;
+  }
+  return shape(out.begin(), out.begin() + rank);
+}
+
+namespace detail {
+
+/**
+ * The iteration plan for N operands over one broadcast shape: size-1
+ * dimensions dropped, dimensions that are contiguous for every operand
+ * merged, so the innermost run is as long as possible. Strides are in
+ * elements; a broadcast dimension has stride 0.
+ */
+template <std::size_t N>
+struct loop_plan {
+  std::size_t rank = 0;  // 0 only when the count is 0
+  std::array<std::size_t, max_rank> ext{};
+  std::array<std::array<std::ptrdiff_t, max_rank>, N> str{};
+  std::size_t count = 0;
+
+  std::size_t run_length() const noexcept { return rank ? ext[rank - 1] : 0; }
+  std::ptrdiff_t inner_stride(std::size_t k) const noexcept { return str[k][rank - 1]; }
+};
+
+/// Builds the plan for operands whose nd descriptors are `ops`, against the
+/// broadcast shape `out` (each operand must broadcast to it).
+template <std::size_t N>
+loop_plan<N> make_plan(const shape& out, const std::array<const nd_geom*, N>& ops) {
+  loop_plan<N> p;
+  p.count = out.count();
+  if (p.count == 0) return p;
+  const std::size_t R = out.rank();
+  // Aligned strides, size-1 dimensions dropped.
+  for (std::size_t d = 0; d < R; ++d) {
+    if (out[d] == 1) continue;
+    const std::size_t r = p.rank++;
+    p.ext[r] = out[d];
+    for (std::size_t k = 0; k < N; ++k) {
+      const auto& o = *ops[k];
+      const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(d) - static_cast<std::ptrdiff_t>(R - o.rank);
+      p.str[k][r] = (j < 0 || o.ext[j] == 1) ? 0 : o.str[j];
+    }
+  }
+  if (p.rank == 0) {  // a single element
+    p.rank = 1;
+    p.ext[0] = 1;
+    for (std::size_t k = 0; k < N; ++k) p.str[k][0] = 0;
+    return p;
+  }
+  // Merge dimension r-1 into r when every operand steps through both as one.
+  std::size_t w = p.rank - 1;  // write position, from the back
+  loop_plan<N> q = p;
+  for (std::size_t r = p.rank - 1; r-- > 0;) {
+    bool merge = true;
+    for (std::size_t k = 0; k < N && merge; ++k)
+      merge = p.str[k][r] == q.str[k][w] * static_cast<std::ptrdiff_t>(q.ext[w]);
+    if (merge) {
+      q.ext[w] *= p.ext[r];
+    } else {
+      --w;
+      q.ext[w] = p.ext[r];
+      for (std::size_t k = 0; k < N; ++k) q.str[k][w] = p.str[k][r];
+    }
+  }
+  // Shift the kept dimensions [w, rank) to the front.
+  loop_plan<N> m;
+  m.count = p.count;
+  m.rank = p.rank - w;
+  for (std::size_t r = 0; r < m.rank; ++r) {
+    m.ext[r] = q.ext[w + r];
+    for (std::size_t k = 0; k < N; ++k) m.str[k][r] = q.str[k][w + r];
+  }
+  return m;
+}
+
+/**
+ * Calls `f(offsets, n)` once per innermost run, where `offsets[k]` is the
+ * element offset of operand k at the start of the run and `n` the run's
+ * length (the inner strides are the plan's inner_stride(k)).
+ */
+template <std::size_t N, class F>
+void for_each_run(const loop_plan<N>& p, F&& f) {
+  if (p.count == 0) return;
+  const std::size_t n = p.run_length();
+  std::array<std::ptrdiff_t, N> off{};
+  std::array<std::size_t, max_rank> idx{};
+  const std::size_t outer = p.rank - 1;
+  for (;;) {
+    f(off, n);
+    std::size_t d = outer;
+    for (; d-- > 0;) {
+      for (std::size_t k = 0; k < N; ++k) off[k] += p.str[k][d];
+      if (++idx[d] < p.ext[d]) break;
+      for (std::size_t k = 0; k < N; ++k) off[k] -= p.str[k][d] * static_cast<std::ptrdiff_t>(p.ext[d]);
+      idx[d] = 0;
+    }
+    if (d == static_cast<std::size_t>(-1)) return;
+  }
+}
+
+}  // namespace detail
+}  // namespace lowbit
+
+#endif  // LOWBIT_BROADCAST_HPP

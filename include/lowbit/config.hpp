@@ -1,0 +1,54 @@
+// lowbit: bit-exact QONNX quantizers for float tensors.
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * @file config.hpp
+ * Version macros, limits and the semantics selector shared by every operator.
+ */
+#ifndef LOWBIT_CONFIG_HPP
+#define LOWBIT_CONFIG_HPP
+
+#include <cstddef>
+
+/// Library version, `MAJOR * 10000 + MINOR * 100 + PATCH`.
+#define LOWBIT_VERSION 100
+#define LOWBIT_VERSION_MAJOR 0
+#define LOWBIT_VERSION_MINOR 1
+#define LOWBIT_VERSION_PATCH 0
+
+/// Highest tensor rank the library handles (inputs, parameters and output).
+#ifndef LOWBIT_MAX_RANK
+#define LOWBIT_MAX_RANK 8
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define LOWBIT_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define LOWBIT_ALWAYS_INLINE inline
+#endif
+
+namespace lowbit {
+
+/// Highest supported rank, as a constant.
+inline constexpr std::size_t max_rank = LOWBIT_MAX_RANK;
+
+/**
+ * Which numerical contract an operator follows.
+ *
+ * - `reference` (the default) reproduces the float32 results of the QONNX
+ *   reference implementation bit for bit, its documented quirks included
+ *   (`docs/semantics.md`, "Where the semantics differ").
+ * - `exact` computes what the operator definition means: exact rounding with
+ *   the sign of the argument kept, limits that stay inside the integer range,
+ *   NaN propagated, and parameters that make no sense (a scale that is not a
+ *   finite positive number) rejected with lowbit::error.
+ */
+enum class semantics { reference, exact };
+
+/// The name of a semantics value: "reference" or "exact".
+constexpr const char* to_string(semantics s) noexcept {
+  return s == semantics::exact ? "exact" : "reference";
+}
+
+}  // namespace lowbit
+
+#endif  // LOWBIT_CONFIG_HPP

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * @file detail/simd.hpp
+ * The vocabulary in which every kernel is written once, generic over a
+ * scalar (`float`, `double`) and an xsimd batch of it. The scalar tail and
+ * the SIMD body of a loop instantiate the same kernel with `V = T` and
+ * `V = batch<T>`, so they cannot disagree.
+ *
+ * Every operation here is exact (IEEE-754, no rounding beyond what the named
+ * operation does) and keeps the sign of zero and NaN the way the C library
+ * function of the same name does. Rounding to integral uses the CPU's
+ * instruction where the ISA has one (SSE4.1, AVX, AVX-512, AArch64) and an
+ * exact emulation elsewhere (SSE2): see rint().
+ */
+#ifndef LOWBIT_DETAIL_SIMD_HPP
+#define LOWBIT_DETAIL_SIMD_HPP
+
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <type_traits>
+
+#include "xsimd_compat.hpp"
+
+namespace lowbit::detail {
+
+// ---- lane type traits --------------------------------------------------
+
+template <class V>
+struct lane_type {
+  using type = V;
+};
+template <class T, class A>
+struct lane_type<xsimd::batch<T, A>> {
+  using type = T;
+};
+template <class V>
+using lane_t = typename lane_type<V>::type;
+
+template <class V>
+inline constexpr std::size_t lanes = 1;
+template <class T, class A>
+inline constexpr std::size_t lanes<xsimd::batch<T, A>> = xsimd::batch<T, A>::size;
+
+// ---- load / store / splat ----------------------------------------------
+
+template <class V, class T>
+LOWBIT_ALWAYS_INLINE V load(const T* p) noexcept {
+  if constexpr (is_batch_v<V>)
+    return V::load_unaligned(p);
+  else
+    return *p;
+}
+
+template <class T>
+LOWBIT_ALWAYS_INLINE void store(T* p, T v) noexcept {
+  *p = v;
+}
+template <class T, class A>
+LOWBIT_ALWAYS_INLINE void store(T* p, const xsimd::batch<T, A>& v) noexcept {
+  v.store_unaligned(p);
+}
+
+template <class V>
+LOWBIT_ALWAYS_INLINE V splat(lane_t<V> v) noexcept {
+  return V(v);
+}
+
+// ---- select (xsimd 8.1 has no scalar select) ---------------------------
+
+template <class T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
+LOWBIT_ALWAYS_INLINE T select(bool m, T a, T b) noexcept {
+  return m ? a : b;
+}
+template <class T, class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> select(const xsimd::batch_bool<T, A>& m,
+                                                const xsimd::batch<T, A>& a,
+                                                const xsimd::batch<T, A>& b) noexcept {
+  return xsimd::select(m, a, b);
+}
+
+template <class T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
+LOWBIT_ALWAYS_INLINE bool is_nan(T v) noexcept {
+  return v != v;
+}
+template <class T, class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch_bool<T, A> is_nan(const xsimd::batch<T, A>& v) noexcept {
+  return v != v;
+}
+
+// ---- sign manipulation ----------------------------------------------------
+
+template <class T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
+LOWBIT_ALWAYS_INLINE T abs(T v) noexcept {
+  return std::fabs(v);
+}
+template <class T, class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> abs(const xsimd::batch<T, A>& v) noexcept {
+  return xsimd::abs(v);
+}
+
+/// The magnitude of `mag` with the sign bit of `sgn` (NaN signs included).
+template <class T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
+LOWBIT_ALWAYS_INLINE T copysign(T mag, T sgn) noexcept {
+  return std::copysign(mag, sgn);
+}
+template <class T, class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> copysign(const xsimd::batch<T, A>& mag,
+                                                  const xsimd::batch<T, A>& sgn) noexcept {
+  return xsimd::copysign(mag, sgn);
+}
+
+// ---- rounding to integral, exact, sign of the argument kept --------------
+//
+// Scalars use the C library. Batches use the ISA's instruction when there is
+// one; otherwise (SSE2) rint is emulated with the 2^(p-1) trick, which is
+// exact for |x| < 2^(p-1) in round-to-nearest-even, and every other mode is
+// derived from rint. Values with |x| >= 2^(p-1) (p = 24 or 53) are already
+// integers and NaN passes through unchanged; the emulation selects x for both.
+// All of this assumes the default floating-point environment
+// (round-to-nearest-even, no flush-to-zero), as IEEE-754 and QONNX do.
+
+template <class T, class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> rint_emulated(const xsimd::batch<T, A>& x) noexcept {
+  using B = xsimd::batch<T, A>;
+  const B two_p(T(1) / std::numeric_limits<T>::epsilon());  // 2^23 or 2^52
+  const B ax = xsimd::abs(x);
+  B r = ax + two_p;
+  r = r - two_p;
+  r = xsimd::copysign(r, x);
+  return xsimd::select(ax < two_p, r, x);
+}
+
+/// Nearest integer, ties to even.
+template <class T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
+LOWBIT_ALWAYS_INLINE T rint(T v) noexcept {
+  return std::nearbyint(v);
+}
+template <class T, class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> rint(const xsimd::batch<T, A>& x) noexcept {
+  if constexpr (has_native_round<A>)
+    return xsimd::nearbyint(x);
+  else
+    return detail::rint_emulated(x);
+}
+
+template <class T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
+LOWBIT_ALWAYS_INLINE T floor(T v) noexcept {
+  return std::floor(v);
+}
+template <class T, class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> floor(const xsimd::batch<T, A>& x) noexcept {
+  if constexpr (has_native_round<A>) {
+    return xsimd::floor(x);
+  } else {
+    using B = xsimd::batch<T, A>;
+    B r = detail::rint_emulated(x);
+    r = xsimd::select(r > x, r - B(T(1)), r);
+    return xsimd::copysign(r, x);
+  }
+}
+
+template <class T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
+LOWBIT_ALWAYS_INLINE T ceil(T v) noexcept {
+  return std::ceil(v);
+}
+template <class T, class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> ceil(const xsimd::batch<T, A>& x) noexcept {
+  if constexpr (has_native_round<A>) {
+    return xsimd::ceil(x);
+  } else {
+    using B = xsimd::batch<T, A>;
+    B r = detail::rint_emulated(x);
+    r = xsimd::select(r < x, r + B(T(1)), r);
+    return xsimd::copysign(r, x);
+  }
+}
+
+/// Toward zero.
+template <class T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
+LOWBIT_ALWAYS_INLINE T trunc(T v) noexcept {
+  return std::trunc(v);
+}
+template <class T, class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> trunc(const xsimd::batch<T, A>& x) noexcept {
+  if constexpr (has_native_round<A>)
+    return xsimd::trunc(x);
+  else
+    return xsimd::copysign(detail::floor(xsimd::abs(x)), x);
+}
+
+}  // namespace lowbit::detail
+
+#endif  // LOWBIT_DETAIL_SIMD_HPP

@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * @file int_quant.hpp
+ * QONNX IntQuant (alias Quant): uniform integer fake-quantization.
+ * The whole semantics, step by step, is in docs/semantics.md ("IntQuant").
+ */
+#ifndef LOWBIT_INT_QUANT_HPP
+#define LOWBIT_INT_QUANT_HPP
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "broadcast.hpp"
+#include "config.hpp"
+#include "detail/elementwise.hpp"
+#include "detail/simd.hpp"
+#include "error.hpp"
+#include "rounding.hpp"
+#include "view.hpp"
+
+namespace lowbit {
+
+namespace detail {
+
+/// Largest bit width accepted for lane type T: 32 for float (the QONNX
+/// integer range), 53 for double (every limit is then exact).
+template <class T>
+inline constexpr int max_bitwidth = std::is_same_v<T, float> ? 32 : 53;
+
+/// The integer range of one bit width, as lane values.
+template <class T>
+struct int_range {
+  T lo, hi;
+  bool bipolar;  // signed 1 bit: IntQuant's bipolar path
+};
+
+/// Rounds an integer toward zero into T ("the nearest T inside the range").
+template <class T>
+T toward_zero(std::int64_t v) {
+  T f = static_cast<T>(v);
+  if (static_cast<long double>(f) > static_cast<long double>(v) && v >= 0)
+    f = std::nextafter(f, T(0));
+  if (static_cast<long double>(f) < static_cast<long double>(v) && v < 0)
+    f = std::nextafter(f, T(0));
+  return f;
+}
+
+/**
+ * The clamp limits of bit width `b` (an integer in 1..max_bitwidth<T>).
+ * reference: QONNX's min_int/max_int evaluated in T, so a limit beyond T's
+ * precision is rounded to nearest (uint25 max 2^25, int32 max 2^31).
+ * exact: the nearest T inside the range, toward zero (2147483520).
+ */
+template <semantics S, class T>
+int_range<T> int_limits(int b, bool is_signed, bool narrow) {
+  int_range<T> r{};
+  r.bipolar = is_signed && b == 1;
+  if constexpr (S == semantics::reference) {
+    if (is_signed) {
+      const T p = std::ldexp(T(1), b - 1);
+      r.lo = -p;
+      if (narrow) r.lo = r.lo + T(1);
+      r.hi = p - T(1);
+    } else {
+      const T p = std::ldexp(T(1), b);
+      r.lo = T(0);
+      r.hi = narrow ? p - T(2) : p - T(1);
+    }
+  } else {
+    if (is_signed) {
+      const std::int64_t p = std::int64_t(1) << (b - 1);
+      r.lo = toward_zero<T>(-p + (narrow ? 1 : 0));
+      r.hi = toward_zero<T>(p - 1);
+    } else {
+      const std::int64_t p = std::int64_t(1) << b;
+      r.lo = T(0);
+      r.hi = toward_zero<T>(p - 1 - (narrow ? 1 : 0));
+    }
+  }
+  return r;
+}
+
+/// numpy's clip (reference: max then min, NaN kept, max(-0, +0) = +0) or the
+/// specification's compare-and-replace (exact: only y < lo or y > hi move).
+template <semantics S, class V>
+LOWBIT_ALWAYS_INLINE V clamp(V y, V lo, V hi) noexcept {
+  if constexpr (S == semantics::reference) {
+    const V t = detail::select(y <= lo, lo, y);
+    return detail::select(t >= hi, hi, t);
+  } else {
+    return detail::select(y < lo, lo, detail::select(y > hi, hi, y));
+  }
+}
+
+/// y = x / scale + zeropt, two roundings, never fused.
+template <class V>
+LOWBIT_ALWAYS_INLINE V scaled_input(V x, V scale, V zp) noexcept {
+  V y = x / scale;
+  y = y + zp;
+  return y;
+}
+
+/// Y = (q - zeropt) * scale, two roundings, never fused.
+template <class V>
+LOWBIT_ALWAYS_INLINE V dequantize(V q, V scale, V zp) noexcept {
+  V d = q - zp;
+  d = d * scale;
+  return d;
+}
+
+template <semantics S, rounding_mode M>
+struct int_quant_kernel {
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V lo, V hi, V /*bipolar*/) const noexcept {
+    const V y = scaled_input(x, scale, zp);
+    const V q = round_integral<S, M>(clamp<S>(y, lo, hi));
+    return dequantize(q, scale, zp);
+  }
+};
+
+/// Signed 1-bit IntQuant: q = +1 for y >= 0 (-0 included), -1 below;
+/// NaN gives -1 in reference (QONNX's np.where) and NaN in exact.
+template <semantics S>
+struct int_quant_bipolar_kernel {
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V, V, V) const noexcept {
+    using T = lane_t<V>;
+    const V y = scaled_input(x, scale, zp);
+    V q = detail::select(y >= V(T(0)), V(T(1)), V(T(-1)));
+    if constexpr (S == semantics::exact) q = detail::select(detail::is_nan(y), y, q);
+    return dequantize(q, scale, zp);
+  }
+};
+
+/// Per-element bit widths: bipolar where the bipolar flag is set.
+template <semantics S, rounding_mode M>
+struct int_quant_mixed_kernel {
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V lo, V hi, V bip) const noexcept {
+    using T = lane_t<V>;
+    const V a = int_quant_kernel<S, M>{}(x, scale, zp, lo, hi, bip);
+    const V b = int_quant_bipolar_kernel<S>{}(x, scale, zp, lo, hi, bip);
+    return detail::select(bip != V(T(0)), b, a);
+  }
+};
+
+/// Small-buffer storage for the per-element limits of a bit-width tensor.
+template <class T>
+struct limits_storage {
+  static constexpr std::size_t inline_elems = 16;
+  std::array<T, 3 * inline_elems> small{};
+  std::vector<T> big;
+  T* lo = nullptr;
+  T* hi = nullptr;
+  T* bip = nullptr;
+
+  explicit limits_storage(std::size_t n) {
+    T* base = small.data();
+    if (n > inline_elems) {
+      big.resize(3 * n);
+      base = big.data();
+    }
+    lo = base;
+    hi = base + n;
+    bip = base + 2 * n;
+  }
+  limits_storage(const limits_storage&) = delete;
+  limits_storage& operator=(const limits_storage&) = delete;
+};
+
+}  // namespace detail
+
+/**
+ * QONNX IntQuant (also registered as Quant): fake-quantizes a float tensor to
+ * a uniform integer grid and back.
+ *
+ * For each element, with every parameter broadcast against x (numpy rules):
+ * 1. `y = x / scale + zeropt` (two float operations, true division),
+ * 2. if `is_signed` and `bitwidth == 1`: `q = y >= 0 ? +1 : -1` (bipolar),
+ * 3. else `q = round(clamp(y, min_int, max_int))` with `rounding`,
+ * 4. `Y = (q - zeropt) * scale`.
+ * `min_int..max_int` is `-2^(b-1)..2^(b-1)-1` signed, `0..2^b-1` unsigned;
+ * `narrow` raises a signed minimum by one and lowers an unsigned maximum by one.
+ * Special values, the limits for b > 24 and every difference between the two
+ * semantics are listed in docs/semantics.md.
+ *
+ * Arguments are lowbit::tensor_arg: std::span, std::vector, lowbit::strided_view,
+ * std::mdspan or Kokkos mdspan, and, for the parameters, plain scalars. x and
+ * y have element type float or double; tensor parameters have x's element
+ * type. The bit width may be a tensor (per-channel bit widths); it must hold
+ * integers from 1 to 32 (float) or 53 (double). y must have exactly the
+ * broadcast shape (output_shape()), which can have a higher rank than x. y may
+ * be x itself (in place); it must not overlap a parameter.
+ *
+ * @tparam S semantics::reference (QONNX's float32 results, bit for bit) or
+ *           semantics::exact.
+ * @throws lowbit::error for shapes that do not broadcast, a y of the wrong
+ *         shape, an invalid bit width or rounding mode, and in the exact
+ *         semantics a scale that is not finite and > 0. Nothing is written then.
+ *
+ * **Example**:
+ * ```
+ * std::vector<float> x{0.26f, -1.3f, 7.9f}, y(3);
+ * lowbit::int_quant<> q{.is_signed = true, .narrow = false,
+ *                       .rounding = lowbit::rounding_mode::half_even};
+ * q(x, 0.5f, 0.0f, 4.0f, y);  // y = {0.5, -1.5, 3.5}
+ * ```
+ */
+template <semantics S = semantics::reference>
+struct int_quant {
+  bool is_signed = true;                               ///< QONNX attribute `signed`.
+  bool narrow = false;                                 ///< QONNX attribute `narrow`.
+  rounding_mode rounding = rounding_mode::half_even;   ///< QONNX attribute `rounding_mode`.
+  /// Run the SIMD body (true) or the scalar kernel only (false, a baseline
+  /// for tests and benchmarks). The results are identical bit for bit.
+  bool use_simd = true;
+
+  static constexpr const char* name = "lowbit::int_quant";
+
+  /**
+   * The shape of the output for these arguments: the numpy broadcast of x,
+   * scale, zeropt and bitwidth, where a bitwidth that makes the operator
+   * bipolar (signed, all ones) takes no part, as in QONNX.
+   * @throws lowbit::error as operator() does for shapes and bit widths.
+   */
+  template <tensor_arg X, tensor_arg Scale, tensor_arg Zeropt, tensor_arg Bitwidth>
+  shape output_shape(const X& x, const Scale& scale, const Zeropt& zeropt,
+                     const Bitwidth& bitwidth) const {
+    using T = value_type<X>;
+    detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), bs(bitwidth);
+    return plan_shape(xs, ss, zs, bs, all_bipolar(bs));
+  }
+
+  /// Quantizes x into y. See the class documentation.
+  template <tensor_arg X, tensor_arg Scale, tensor_arg Zeropt, tensor_arg Bitwidth, tensor_arg Y>
+  void operator()(const X& x, const Scale& scale, const Zeropt& zeropt, const Bitwidth& bitwidth,
+                  Y&& y) const {
+    using T = value_type<X>;
+    detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), bs(bitwidth);
+    detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
+    run(xs, ss, zs, bs, yd);
+  }
+
+ private:
+  template <class X>
+  using value_type = std::remove_cv_t<detail::element_t<const X&>>;
+
+  template <class T>
+  void validate_bitwidth(const detail::tensor_in<T>& bs) const {
+    detail::visit_elements(bs.d, [&](T b, std::size_t i) {
+      if (!(b >= T(1) && b <= T(detail::max_bitwidth<T>) && b == std::trunc(b)))
+        throw error(std::string(name) + ": " + detail::element_name("bitwidth", bs.d, i) + " = " +
+                    detail::format_value(b) + " is invalid; expected an integer from 1 to " +
+                    std::to_string(detail::max_bitwidth<T>));
+      return true;
+    });
+  }
+
+  template <class T>
+  bool all_bipolar(const detail::tensor_in<T>& bs) const {
+    validate_bitwidth(bs);
+    bool all = is_signed;
+    detail::visit_elements(bs.d, [&](T b, std::size_t) { return all = all && b == T(1); });
+    return all;
+  }
+
+  template <class T>
+  shape plan_shape(const detail::tensor_in<T>& xs, const detail::tensor_in<T>& ss,
+                   const detail::tensor_in<T>& zs, const detail::tensor_in<T>& bs,
+                   bool bipolar) const {
+    if (bipolar)
+      return broadcast_shape({xs.get_shape(), ss.get_shape(), zs.get_shape()},
+                             {"x", "scale", "zeropt"}, name);
+    return broadcast_shape({xs.get_shape(), ss.get_shape(), zs.get_shape(), bs.get_shape()},
+                           {"x", "scale", "zeropt", "bitwidth"}, name);
+  }
+
+  template <class T>
+  void run(const detail::tensor_in<T>& xs, const detail::tensor_in<T>& ss,
+           const detail::tensor_in<T>& zs, const detail::tensor_in<T>& bs,
+           detail::nd<T>& yd) const {
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                  "lowbit::int_quant works on float and double tensors");
+    // Validate everything before writing anything.
+    detail::check_rounding_mode(rounding, name);
+    const bool bipolar = all_bipolar(bs);  // validates the bit widths
+    if constexpr (S == semantics::exact) {
+      detail::visit_elements(ss.d, [&](T s, std::size_t i) {
+        if (!(s > T(0) && s <= std::numeric_limits<T>::max()))
+          throw error(std::string(name) + " (exact semantics): " +
+                      detail::element_name("scale", ss.d, i) + " = " + detail::format_value(s) +
+                      " is invalid; expected a finite value > 0");
+        return true;
+      });
+    }
+    const shape out = plan_shape(xs, ss, zs, bs, bipolar);
+    detail::check_output(name, yd, out);
+
+    // Limits per bit-width element, laid out row-major in bitwidth's shape.
+    const std::size_t nb = bipolar ? 1 : bs.get_shape().count();
+    detail::limits_storage<T> lim(nb);
+    detail::nd<const T> lo_d, hi_d, bip_d;
+    bool any_bipolar = bipolar;
+    if (bipolar) {
+      lim.lo[0] = lim.hi[0] = T(0);
+      lim.bip[0] = T(1);
+    } else {
+      detail::visit_elements(bs.d, [&](T b, std::size_t i) {
+        const auto r = detail::int_limits<S, T>(static_cast<int>(b), is_signed, narrow);
+        lim.lo[i] = r.lo;
+        lim.hi[i] = r.hi;
+        lim.bip[i] = r.bipolar ? T(1) : T(0);
+        any_bipolar = any_bipolar || r.bipolar;
+        return true;
+      });
+      static_cast<detail::nd_geom&>(lo_d) = bs.d;
+      std::ptrdiff_t st = 1;
+      for (std::size_t r = lo_d.rank; r-- > 0;) {
+        lo_d.str[r] = st;
+        st *= static_cast<std::ptrdiff_t>(lo_d.ext[r]);
+      }
+      static_cast<detail::nd_geom&>(hi_d) = lo_d;
+      static_cast<detail::nd_geom&>(bip_d) = lo_d;
+    }
+    lo_d.data = lim.lo;
+    hi_d.data = lim.hi;
+    bip_d.data = lim.bip;
+
+    const auto plan = detail::make_plan<7>(
+        out, {&xs.d, &ss.d, &zs.d, &lo_d, &hi_d, &bip_d, &yd});
+    const std::array<const T*, 5> params{ss.d.data, zs.d.data, lo_d.data, hi_d.data, bip_d.data};
+    // Mask bits: scale, zeropt, and the three limit arrays as one group.
+    constexpr std::array<unsigned, 5> group{0, 1, 2, 2, 2};
+    const bool simd = use_simd;
+    detail::with_rounding_mode(rounding, [&](auto mc) {
+      constexpr rounding_mode M = decltype(mc)::value;
+      detail::elementwise<3>(plan, xs.d.data, params, group, yd.data,
+                             [&](auto maskc, const T* xp, const std::array<const T*, 5>& pp,
+                                 const std::array<T, 5>& sv, T* yp, std::size_t n) {
+        constexpr unsigned Mask = decltype(maskc)::value;
+        if constexpr ((Mask & 4u) != 0) {
+          if (any_bipolar)
+            detail::run_contiguous<Mask, 0, 1, 2, 2, 2>(
+                detail::int_quant_mixed_kernel<S, M>{}, xp, pp, sv, yp, n, simd);
+          else
+            detail::run_contiguous<Mask, 0, 1, 2, 2, 2>(
+                detail::int_quant_kernel<S, M>{}, xp, pp, sv, yp, n, simd);
+        } else {
+          if (sv[4] != T(0))
+            detail::run_contiguous<Mask, 0, 1, 2, 2, 2>(
+                detail::int_quant_bipolar_kernel<S>{}, xp, pp, sv, yp, n, simd);
+          else
+            detail::run_contiguous<Mask, 0, 1, 2, 2, 2>(
+                detail::int_quant_kernel<S, M>{}, xp, pp, sv, yp, n, simd);
+        }
+      });
+    });
+  }
+};
+
+/// QONNX's older name for IntQuant.
+template <semantics S = semantics::reference>
+using quant = int_quant<S>;
+
+}  // namespace lowbit
+
+#endif  // LOWBIT_INT_QUANT_HPP

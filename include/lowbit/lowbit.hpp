@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * @file lowbit.hpp
+ * Umbrella header: everything public in lowbit.
+ */
+#ifndef LOWBIT_LOWBIT_HPP
+#define LOWBIT_LOWBIT_HPP
+
+#include "broadcast.hpp"
+#include "config.hpp"
+#include "error.hpp"
+#include "int_quant.hpp"
+#include "rounding.hpp"
+#include "view.hpp"
+
+#endif  // LOWBIT_LOWBIT_HPP

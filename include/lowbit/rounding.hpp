@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * @file rounding.hpp
+ * The QONNX rounding modes: the enum, its string names, and the rounding
+ * functions in both semantics.
+ */
+#ifndef LOWBIT_ROUNDING_HPP
+#define LOWBIT_ROUNDING_HPP
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "config.hpp"
+#include "detail/simd.hpp"
+#include "error.hpp"
+
+namespace lowbit {
+
+/**
+ * The rounding modes of the QONNX IntQuant, Trunc and FloatQuant operators.
+ *
+ * The IntQuant specification's table (`y` -> result):
+ *
+ * | y    | half_even (ROUND) | ceil | floor | up | down | half_up | half_down |
+ * |------|------|------|------|------|------|------|------|
+ * |  5.5 |  6 |  6 |  5 |  6 |  5 |  6 |  5 |
+ * |  2.5 |  2 |  3 |  2 |  3 |  2 |  3 |  2 |
+ * |  1.6 |  2 |  2 |  1 |  2 |  1 |  2 |  2 |
+ * |  1.1 |  1 |  2 |  1 |  2 |  1 |  1 |  1 |
+ * |  1.0 |  1 |  1 |  1 |  1 |  1 |  1 |  1 |
+ * | -1.0 | -1 | -1 | -1 | -1 | -1 | -1 | -1 |
+ * | -1.1 | -1 | -1 | -2 | -2 | -1 | -1 | -1 |
+ * | -1.6 | -2 | -1 | -2 | -2 | -1 | -2 | -2 |
+ * | -2.5 | -2 | -2 | -3 | -3 | -2 | -3 | -2 |
+ * | -5.5 | -6 | -5 | -6 | -6 | -5 | -6 | -5 |
+ *
+ * For readers from HLS, the ac_types names: half_even = AC_RND_CONV,
+ * floor = AC_TRN, down = AC_TRN_ZERO, half_up = AC_RND_INF,
+ * half_down = AC_RND_ZERO; ceil and up have no ac_types mode.
+ */
+enum class rounding_mode {
+  half_even,  ///< "ROUND" or "HALF_EVEN": nearest, ties to even (numpy's round).
+  ceil,       ///< "CEIL": toward +infinity.
+  floor,      ///< "FLOOR": toward -infinity.
+  up,         ///< "UP": away from zero.
+  down,       ///< "DOWN": toward zero (truncation).
+  half_up,    ///< "HALF_UP": nearest, ties away from zero.
+  half_down,  ///< "HALF_DOWN": nearest, ties toward zero.
+};
+
+/// Every rounding mode, in declaration order.
+inline constexpr std::array<rounding_mode, 7> all_rounding_modes = {
+    rounding_mode::half_even, rounding_mode::ceil, rounding_mode::floor,   rounding_mode::up,
+    rounding_mode::down,      rounding_mode::half_up, rounding_mode::half_down};
+
+/// The canonical QONNX name of a mode ("ROUND" for half_even), or "?" for a
+/// value outside the enum.
+constexpr std::string_view to_string(rounding_mode m) noexcept {
+  switch (m) {
+    case rounding_mode::half_even: return "ROUND";
+    case rounding_mode::ceil: return "CEIL";
+    case rounding_mode::floor: return "FLOOR";
+    case rounding_mode::up: return "UP";
+    case rounding_mode::down: return "DOWN";
+    case rounding_mode::half_up: return "HALF_UP";
+    case rounding_mode::half_down: return "HALF_DOWN";
+  }
+  return "?";
+}
+
+/// True when `m` is one of the seven enumerators (a value cast from an
+/// integer may not be).
+constexpr bool is_valid(rounding_mode m) noexcept { return to_string(m) != "?"; }
+
+/**
+ * Parses a QONNX rounding mode name, ignoring case: ROUND, HALF_EVEN, CEIL,
+ * FLOOR, UP, DOWN, HALF_UP, HALF_DOWN.
+ *
+ * @throws lowbit::error for any other string; the message lists the accepted names.
+ *
+ * **Example**:
+ * ```
+ * auto m = lowbit::parse_rounding_mode("half_up");  // rounding_mode::half_up
+ * ```
+ */
+inline rounding_mode parse_rounding_mode(std::string_view name) {
+  std::string up(name);
+  for (char& c : up)
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  if (up == "ROUND" || up == "HALF_EVEN") return rounding_mode::half_even;
+  for (rounding_mode m : all_rounding_modes)
+    if (up == to_string(m)) return m;
+  throw error("lowbit: rounding_mode \"" + std::string(name) +
+              "\" is unknown; expected one of ROUND, HALF_EVEN, CEIL, FLOOR, UP, DOWN, "
+              "HALF_UP, HALF_DOWN (case-insensitive)");
+}
+
+namespace detail {
+
+inline void check_rounding_mode(rounding_mode m, const char* op) {
+  if (!is_valid(m))
+    throw error(std::string(op) + ": rounding_mode = " + std::to_string(static_cast<int>(m)) +
+                " is not a lowbit::rounding_mode value; expected one of ROUND, CEIL, FLOOR, UP, "
+                "DOWN, HALF_UP, HALF_DOWN");
+}
+
+/// numpy's sign(): +1, -1, +0 for either zero, NaN for NaN.
+template <class V>
+LOWBIT_ALWAYS_INLINE V numpy_sign(V y) noexcept {
+  using T = lane_t<V>;
+  return detail::select(y > V(T(0)), V(T(1)), detail::select(y < V(T(0)), V(T(-1)), detail::abs(y)));
+}
+
+/**
+ * Rounds `y` to an integral value with mode `M` in semantics `S`, generic
+ * over scalar and batch.
+ *
+ * exact: IEEE roundToIntegral; the result keeps the sign of `y`.
+ * reference: numpy's formulas as QONNX writes them, with numpy's sign(0) = +0
+ * and `|y| +- 0.5` rounded to the lane type (QUIRKS.md 1-4).
+ */
+template <semantics S, rounding_mode M, class V>
+LOWBIT_ALWAYS_INLINE V round_integral(V y) noexcept {
+  using T = lane_t<V>;
+  if constexpr (M == rounding_mode::half_even) {
+    return detail::rint(y);
+  } else if constexpr (M == rounding_mode::ceil) {
+    return detail::ceil(y);
+  } else if constexpr (M == rounding_mode::floor) {
+    return detail::floor(y);
+  } else if constexpr (M == rounding_mode::down) {
+    return detail::trunc(y);
+  } else if constexpr (S == semantics::reference) {
+    // np.sign(y) * f(np.abs(y)); the product is never part of an add.
+    const V s = numpy_sign(y);
+    const V a = detail::abs(y);
+    V m;
+    if constexpr (M == rounding_mode::up) {
+      m = detail::ceil(a);
+    } else if constexpr (M == rounding_mode::half_up) {
+      const V h = a + V(T(0.5));
+      m = detail::floor(h);
+    } else {
+      static_assert(M == rounding_mode::half_down);
+      const V h = a - V(T(0.5));
+      m = detail::ceil(h);
+    }
+    return s * m;
+  } else {
+    if constexpr (M == rounding_mode::up) {
+      return detail::copysign(detail::ceil(detail::abs(y)), y);
+    } else {
+      // t = detail::trunc(y); the fraction y - t is exact (same sign, |t| <= |y|,
+      // Sterbenz for |y| >= 1, t = 0 below). Ties go away from zero for
+      // half_up and toward zero for half_down. NaN: t and d are NaN, the
+      // compare is false, NaN is returned.
+      const V t = detail::trunc(y);
+      const V d = detail::abs(y - t);
+      const V step = detail::copysign(V(T(1)), y);
+      const V away = t + step;
+      if constexpr (M == rounding_mode::half_up)
+        return detail::select(d >= V(T(0.5)), away, t);
+      else
+        return detail::select(d > V(T(0.5)), away, t);
+    }
+  }
+}
+
+/// Calls `f(std::integral_constant<rounding_mode, M>{})` with the mode as a
+/// compile-time constant.
+template <class F>
+decltype(auto) with_rounding_mode(rounding_mode m, F&& f) {
+  using rm = rounding_mode;
+  switch (m) {
+    case rm::ceil: return f(std::integral_constant<rm, rm::ceil>{});
+    case rm::floor: return f(std::integral_constant<rm, rm::floor>{});
+    case rm::up: return f(std::integral_constant<rm, rm::up>{});
+    case rm::down: return f(std::integral_constant<rm, rm::down>{});
+    case rm::half_up: return f(std::integral_constant<rm, rm::half_up>{});
+    case rm::half_down: return f(std::integral_constant<rm, rm::half_down>{});
+    case rm::half_even: break;
+  }
+  return f(std::integral_constant<rm, rm::half_even>{});
+}
+
+}  // namespace detail
+
+/**
+ * Rounds one value to an integral value with `mode`, as the operators do.
+ *
+ * In `semantics::exact` this is IEEE-754 roundToIntegral in the named
+ * direction: the result keeps the sign of `y` (-0.3 -> -0), NaN stays NaN and
+ * infinities stay infinite. In `semantics::reference` it is the numpy formula
+ * QONNX uses (see rounding_mode and docs/semantics.md): UP, HALF_UP and
+ * HALF_DOWN go through numpy's sign(), so zeros come out as QONNX gives them
+ * (HALF_DOWN(+0.3) = -0, UP(-0) = +0) and `|y| + 0.5` is rounded first
+ * (HALF_UP(0.49999997f) = 1).
+ *
+ * @throws lowbit::error if `mode` is not a valid enumerator.
+ *
+ * **Example**:
+ * ```
+ * float a = lowbit::round_integral(2.5f, lowbit::rounding_mode::half_even);  // 2
+ * float b = lowbit::round_integral<lowbit::semantics::exact>(-0.3f,
+ *                                  lowbit::rounding_mode::up);              // -1
+ * ```
+ */
+template <semantics S = semantics::reference, class T>
+T round_integral(T y, rounding_mode mode) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                "lowbit::round_integral takes float or double");
+  detail::check_rounding_mode(mode, "lowbit::round_integral");
+  return detail::with_rounding_mode(mode, [&](auto m) {
+    return detail::round_integral<S, decltype(m)::value>(y);
+  });
+}
+
+}  // namespace lowbit
+
+#endif  // LOWBIT_ROUNDING_HPP

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * @file view.hpp
+ * Tensor shapes and views: lowbit::shape, lowbit::strided_view, and the
+ * rules by which std::span, contiguous ranges, mdspan-like views and
+ * scalars are read as tensors.
+ */
+#ifndef LOWBIT_VIEW_HPP
+#define LOWBIT_VIEW_HPP
+
+#include <array>
+#include <concepts>
+#include <cstddef>
+#include <initializer_list>
+#include <iterator>
+#include <limits>
+#include <ranges>
+#include <string>
+#include <type_traits>
+
+#include "config.hpp"
+#include "error.hpp"
+
+namespace lowbit {
+
+/**
+ * The extents of a tensor: rank 0 to lowbit::max_rank, row-major.
+ *
+ * **Example**:
+ * ```
+ * lowbit::shape s{2, 3, 4};  // s.rank() == 3, s.count() == 24
+ * ```
+ */
+class shape {
+ public:
+  /// Rank 0: a scalar, one element.
+  constexpr shape() = default;
+
+  shape(std::initializer_list<std::size_t> dims) { assign(dims.begin(), dims.end()); }
+
+  /// From any range of non-negative integers.
+  template <class It>
+  shape(It first, It last) {
+    assign(first, last);
+  }
+
+  constexpr std::size_t rank() const noexcept { return rank_; }
+  constexpr std::size_t operator[](std::size_t i) const noexcept { return dims_[i]; }
+  constexpr std::size_t& operator[](std::size_t i) noexcept { return dims_[i]; }
+
+  /// Product of the extents (1 for rank 0).
+  /// @throws lowbit::error if the product does not fit in std::size_t.
+  std::size_t count() const {
+    std::size_t n = 1;
+    for (std::size_t i = 0; i < rank_; ++i) {
+      if (dims_[i] != 0 && n > std::numeric_limits<std::size_t>::max() / dims_[i])
+        throw error("lowbit: the element count of shape " + to_string() + " overflows std::size_t");
+      n *= dims_[i];
+    }
+    return n;
+  }
+
+  constexpr const std::size_t* begin() const noexcept { return dims_.data(); }
+  constexpr const std::size_t* end() const noexcept { return dims_.data() + rank_; }
+
+  friend constexpr bool operator==(const shape& a, const shape& b) noexcept {
+    if (a.rank_ != b.rank_) return false;
+    for (std::size_t i = 0; i < a.rank_; ++i)
+      if (a.dims_[i] != b.dims_[i]) return false;
+    return true;
+  }
+
+  /// "[2, 3, 4]"; "[]" for rank 0.
+  std::string to_string() const {
+    std::string s = "[";
+    for (std::size_t i = 0; i < rank_; ++i) {
+      if (i) s += ", ";
+      s += std::to_string(dims_[i]);
+    }
+    return s + "]";
+  }
+
+ private:
+  template <class It>
+  void assign(It first, It last) {
+    for (; first != last; ++first) {
+      if (rank_ == max_rank)
+        throw error("lowbit: shape has more than " + std::to_string(max_rank) +
+                    " dimensions; expected a rank of at most LOWBIT_MAX_RANK");
+      const auto v = *first;
+      if constexpr (std::is_signed_v<decltype(v)>)
+        if (v < 0) throw error("lowbit: shape extent " + std::to_string(v) + " is negative");
+      dims_[rank_++] = static_cast<std::size_t>(v);
+    }
+  }
+
+  std::array<std::size_t, max_rank> dims_{};
+  std::size_t rank_ = 0;
+};
+
+/// "[2, 3, 4]".
+inline std::string to_string(const shape& s) { return s.to_string(); }
+
+/**
+ * A non-owning N-d view of `T` with arbitrary strides, counted in elements:
+ * rank 0 to lowbit::max_rank, strides may be zero (a broadcast view),
+ * negative or larger than the extents (a non-contiguous view).
+ *
+ * It has the members lowbit reads from any mdspan-like view
+ * (`data_handle()`, `rank()`, `extent(r)`, `stride(r)`), so it stands in for
+ * std::mdspan with `layout_stride` where the standard library has none.
+ *
+ * **Example**:
+ * ```
+ * std::vector<float> buf(2 * 8);
+ * lowbit::strided_view<float> every_other(buf.data(), {2, 4}, {8, 2});
+ * ```
+ */
+template <class T>
+class strided_view {
+ public:
+  using element_type = T;
+  using value_type = std::remove_cv_t<T>;
+  using data_handle_type = T*;
+
+  /// Row-major (C order) contiguous view.
+  strided_view(T* data, const shape& extents) : data_(data), extents_(extents) {
+    std::ptrdiff_t s = 1;
+    for (std::size_t r = extents_.rank(); r-- > 0;) {
+      strides_[r] = s;
+      s *= static_cast<std::ptrdiff_t>(extents_[r]);
+    }
+  }
+
+  /// Explicit strides, one per dimension, in elements.
+  /// @throws lowbit::error if the number of strides differs from the rank.
+  strided_view(T* data, const shape& extents, std::initializer_list<std::ptrdiff_t> strides)
+      : data_(data), extents_(extents) {
+    if (strides.size() != extents_.rank())
+      throw error("lowbit::strided_view: " + std::to_string(strides.size()) +
+                  " strides given for a view of shape " + extents_.to_string() + "; expected " +
+                  std::to_string(extents_.rank()));
+    std::size_t r = 0;
+    for (std::ptrdiff_t s : strides) strides_[r++] = s;
+  }
+
+  /// A const view of a mutable one.
+  template <class U>
+    requires(std::is_same_v<const U, T> && !std::is_same_v<U, T>)
+  strided_view(const strided_view<U>& v) : data_(v.data_handle()), extents_(v.extents()) {
+    for (std::size_t r = 0; r < extents_.rank(); ++r) strides_[r] = v.stride(r);
+  }
+
+  constexpr T* data_handle() const noexcept { return data_; }
+  constexpr std::size_t rank() const noexcept { return extents_.rank(); }
+  constexpr std::size_t extent(std::size_t r) const noexcept { return extents_[r]; }
+  constexpr std::ptrdiff_t stride(std::size_t r) const noexcept { return strides_[r]; }
+  constexpr const shape& extents() const noexcept { return extents_; }
+  std::size_t size() const { return extents_.count(); }
+
+ private:
+  T* data_ = nullptr;
+  shape extents_;
+  std::array<std::ptrdiff_t, max_rank> strides_{};
+};
+
+template <class T>
+strided_view(T*, const shape&) -> strided_view<T>;
+template <class T>
+strided_view(T*, const shape&, std::initializer_list<std::ptrdiff_t>) -> strided_view<T>;
+
+namespace detail {
+template <class V>
+struct is_strided_view : std::false_type {};
+template <class T>
+struct is_strided_view<strided_view<T>> : std::true_type {};
+}  // namespace detail
+
+/**
+ * An mdspan-like view: std::mdspan, Kokkos::mdspan, or any type with the
+ * same members. lowbit needs the raw pointer (for SIMD loads) and the strides,
+ * so the data handle must be `element_type*` and the reference `element_type&`.
+ * lowbit never indexes through the view, so both C++20 `operator()` and
+ * C++23 `operator[]` mdspans work.
+ */
+template <class V>
+concept mdspan_like = requires(const V& v, std::size_t r) {
+  typename V::element_type;
+  typename V::data_handle_type;
+  typename V::reference;
+  { V::rank() } -> std::convertible_to<std::size_t>;
+  { v.extent(r) } -> std::convertible_to<std::size_t>;
+  { v.stride(r) } -> std::convertible_to<std::ptrdiff_t>;
+  { v.data_handle() } -> std::convertible_to<typename V::element_type*>;
+} && std::is_same_v<typename V::data_handle_type, typename V::element_type*> &&
+                      std::is_same_v<typename V::reference, typename V::element_type&>;
+
+/**
+ * What lowbit accepts as a tensor argument:
+ * - an arithmetic scalar (rank 0; parameters only),
+ * - lowbit::strided_view,
+ * - an mdspan_like view,
+ * - a contiguous sized range such as std::span, std::vector or std::array (rank 1).
+ */
+template <class V>
+concept tensor_arg = std::is_arithmetic_v<std::remove_cvref_t<V>> ||
+                     detail::is_strided_view<std::remove_cvref_t<V>>::value ||
+                     mdspan_like<std::remove_cvref_t<V>> ||
+                     (std::ranges::contiguous_range<V> && std::ranges::sized_range<V>);
+
+namespace detail {
+
+/// The geometry of a tensor: rank, extents and strides (in elements).
+struct nd_geom {
+  std::size_t rank = 0;
+  std::array<std::size_t, max_rank> ext{};
+  std::array<std::ptrdiff_t, max_rank> str{};
+
+  lowbit::shape get_shape() const { return lowbit::shape(ext.begin(), ext.begin() + rank); }
+};
+
+/// A type-erased descriptor of a tensor: geometry and data pointer.
+template <class E>
+struct nd : nd_geom {
+  E* data = nullptr;
+};
+
+template <class V>
+struct view_element {
+  using type = void;
+};
+template <class V>
+  requires detail::is_strided_view<std::remove_cv_t<V>>::value || mdspan_like<std::remove_cv_t<V>>
+struct view_element<V> {
+  using type = typename V::element_type;
+};
+template <class V>
+  requires(!detail::is_strided_view<std::remove_cv_t<V>>::value &&
+           !mdspan_like<std::remove_cv_t<V>> && std::ranges::contiguous_range<V>)
+struct view_element<V> {
+  using type = std::remove_reference_t<std::ranges::range_reference_t<V>>;
+};
+
+/// The element type of a tensor argument as seen through `V&&` (const for
+/// a const range), or void for a scalar.
+template <class V>
+using element_t = typename view_element<std::remove_reference_t<V>>::type;
+
+template <class V>
+using scalar_value_t = std::remove_cv_t<element_t<V>>;
+
+/// Describes a view (not a scalar) as an nd.
+template <class V>
+auto to_nd(V&& v) {
+  using R = std::remove_cvref_t<V>;
+  using E = element_t<V>;
+  nd<E> d;
+  if constexpr (is_strided_view<R>::value || mdspan_like<R>) {
+    if constexpr (mdspan_like<R>)
+      static_assert(R::rank() <= max_rank, "lowbit: the view's rank exceeds LOWBIT_MAX_RANK");
+    d.data = v.data_handle();
+    d.rank = v.rank();
+    for (std::size_t r = 0; r < d.rank; ++r) {
+      d.ext[r] = static_cast<std::size_t>(v.extent(r));
+      d.str[r] = static_cast<std::ptrdiff_t>(v.stride(r));
+    }
+  } else {
+    d.data = std::ranges::data(v);
+    d.rank = 1;
+    d.ext[0] = static_cast<std::size_t>(std::ranges::size(v));
+    d.str[0] = 1;
+  }
+  return d;
+}
+
+}  // namespace detail
+}  // namespace lowbit
+
+#endif  // LOWBIT_VIEW_HPP

@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests for include/lowbit/int_quant.hpp.
+#include <lowbit/int_quant.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "support/catch.hpp"
+#include "support/test_util.hpp"
+
+using lowbit::rounding_mode;
+using lowbit::semantics;
+using lowbit::shape;
+using lowbit::strided_view;
+using lowbit_test::bits;
+using lowbit_test::show;
+
+namespace {
+
+constexpr float inf = std::numeric_limits<float>::infinity();
+constexpr float nan_f = std::numeric_limits<float>::quiet_NaN();
+
+template <semantics S = semantics::reference>
+lowbit::int_quant<S> make(bool is_signed, bool narrow, rounding_mode m) {
+  return lowbit::int_quant<S>{.is_signed = is_signed, .narrow = narrow, .rounding = m};
+}
+
+template <semantics S>
+float iq1(float x, float scale, float zp, float bw, bool is_signed, bool narrow, rounding_mode m) {
+  float y = 12345.0f;
+  std::span<const float> xs(&x, 1);
+  std::span<float> ys(&y, 1);
+  make<S>(is_signed, narrow, m)(xs, scale, zp, bw, ys);
+  return y;
+}
+
+template <class T>
+void require_same_bits(const std::vector<T>& got, const std::vector<T>& want) {
+  const long i = lowbit_test::first_bit_difference(got, want);
+  if (i >= 0) {
+    INFO("first difference at " << i << ": got " << show(got[i]) << ", want " << show(want[i]));
+    CHECK(false);
+  }
+}
+
+}  // namespace
+
+// ---- known values ---------------------------------------------------------
+
+TEST_CASE("int8 signed round-trip of simple values", "[int_quant]") {
+  std::vector<float> x{0.26f, -1.3f, 7.9f, 2.5f, -100.0f, 100.0f}, y(6);
+  make(true, false, rounding_mode::half_even)(x, 0.5f, 0.0f, 4.0f, y);
+  require_same_bits(y, {0.5f, -1.5f, 3.5f, 2.5f, -4.0f, 3.5f});
+  make(true, true, rounding_mode::half_even)(x, 0.5f, 0.0f, 4.0f, y);  // narrow: [-7, 7]
+  require_same_bits(y, {0.5f, -1.5f, 3.5f, 2.5f, -3.5f, 3.5f});
+  make(false, false, rounding_mode::half_even)(x, 0.5f, 0.0f, 4.0f, y);  // [0, 15]
+  require_same_bits(y, {0.5f, 0.0f, 7.5f, 2.5f, 0.0f, 7.5f});
+  make(false, true, rounding_mode::half_even)(x, 0.5f, 0.0f, 4.0f, y);  // narrow unsigned: [0, 14]
+  require_same_bits(y, {0.5f, 0.0f, 7.0f, 2.5f, 0.0f, 7.0f});
+}
+
+TEST_CASE("zero point shifts the grid and is removed again", "[int_quant]") {
+  std::vector<float> x{0.0f, 1.0f, -1.0f, 10.0f}, y(4);
+  // uint4 with zeropt 8: y = x/0.25 + 8 in [0, 15] -> q - 8.
+  make(false, false, rounding_mode::half_even)(x, 0.25f, 8.0f, 4.0f, y);
+  require_same_bits(y, {0.0f, 1.0f, -1.0f, 1.75f});
+}
+
+TEST_CASE("signed 1-bit is bipolar in both semantics", "[int_quant]") {
+  using S = semantics;
+  for (rounding_mode m : lowbit::all_rounding_modes) {
+    CHECK(iq1<S::reference>(0.3f, 2.0f, 0.0f, 1.0f, true, true, m) == 2.0f);
+    CHECK(iq1<S::reference>(-0.0f, 2.0f, 0.0f, 1.0f, true, false, m) == 2.0f);
+    CHECK(iq1<S::reference>(-5.0f, 2.0f, 0.0f, 1.0f, true, false, m) == -2.0f);
+    CHECK(iq1<S::exact>(-0.0f, 2.0f, 0.0f, 1.0f, true, false, m) == 2.0f);
+    // NaN: -1 in reference (QUIRKS.md 12), NaN in exact.
+    CHECK(bits(iq1<S::reference>(nan_f, 0.5f, 0.25f, 1.0f, true, false, m)) == bits(-0.625f));
+    CHECK(std::isnan(iq1<S::exact>(nan_f, 0.5f, 0.25f, 1.0f, true, false, m)));
+  }
+  // Unsigned 1 bit is an ordinary [0, 1] grid; narrow makes it [0, 0].
+  CHECK(iq1<S::exact>(0.7f, 1.0f, 0.0f, 1.0f, false, false, rounding_mode::half_even) == 1.0f);
+  CHECK(iq1<S::exact>(0.7f, 1.0f, 0.0f, 1.0f, false, true, rounding_mode::half_even) == 0.0f);
+}
+
+TEST_CASE("the two semantics differ exactly where QUIRKS.md says", "[int_quant]") {
+  using S = semantics;
+  const auto hu = rounding_mode::half_up, hd = rounding_mode::half_down, re = rounding_mode::half_even;
+  // 1. HALF_UP of 0.49999997.
+  CHECK(iq1<S::reference>(0.49999997f, 1, 0, 8, true, false, hu) == 1.0f);
+  CHECK(iq1<S::exact>(0.49999997f, 1, 0, 8, true, false, hu) == 0.0f);
+  // 2./3. odd integers in [2^23, 2^24).
+  CHECK(iq1<S::reference>(8388609.0f, 1, 0, 24, false, false, hu) == 8388610.0f);
+  CHECK(iq1<S::exact>(8388609.0f, 1, 0, 24, false, false, hu) == 8388609.0f);
+  CHECK(iq1<S::reference>(16777215.0f, 1, 0, 24, false, false, hu) == 16777216.0f);
+  CHECK(iq1<S::reference>(8388609.0f, 1, 0, 24, false, false, hd) == 8388608.0f);
+  // 4. signed zeros.
+  CHECK(bits(iq1<S::reference>(0.3f, 1, 0, 8, true, false, hd)) == bits(-0.0f));
+  CHECK(bits(iq1<S::exact>(0.3f, 1, 0, 8, true, false, hd)) == bits(0.0f));
+  // HALF_DOWN of -0.3 (y = -0.3): numpy gives +0, exact -0.
+  CHECK(bits(iq1<S::reference>(-0.3f, 1, 0, 8, true, false, hd)) == bits(0.0f));
+  CHECK(bits(iq1<S::exact>(-0.3f, 1, 0, 8, true, false, hd)) == bits(-0.0f));
+  // A small negative y rounds to -0 in both (signed), and -0 - 0 stays -0.
+  CHECK(bits(iq1<S::reference>(-0.3f, 1, 0, 8, true, false, re)) == bits(-0.0f));
+  CHECK(bits(iq1<S::exact>(-0.3f, 1, 0, 8, true, false, re)) == bits(-0.0f));
+  // Unsigned clamp of -0: numpy clip gives +0, the specification keeps -0.
+  // (In IntQuant's output this never shows: y = -0 needs zeropt = -0, and
+  // then q - zeropt = +0 either way.)
+  CHECK(bits(lowbit::detail::clamp<S::reference>(-0.0f, 0.0f, 255.0f)) == bits(0.0f));
+  CHECK(bits(lowbit::detail::clamp<S::exact>(-0.0f, 0.0f, 255.0f)) == bits(-0.0f));
+  CHECK(bits(iq1<S::exact>(-0.0f, 1, -0.0f, 8, false, false, re)) == bits(0.0f));
+  // IEEE: -0 + (+0) = +0, so x = -0 with zeropt 0 gives +0 (FORMAT.md).
+  CHECK(bits(iq1<S::exact>(-0.0f, 1, 0, 8, true, false, re)) == bits(0.0f));
+  // 13. limits beyond float32 precision.
+  CHECK(iq1<S::reference>(1e10f, 1, 0, 25, false, false, re) == 33554432.0f);
+  CHECK(iq1<S::exact>(1e10f, 1, 0, 25, false, false, re) == 33554430.0f);
+  CHECK(iq1<S::reference>(1e10f, 1, 0, 32, true, false, re) == 2147483648.0f);
+  CHECK(iq1<S::exact>(1e10f, 1, 0, 32, true, false, re) == 2147483520.0f);
+  CHECK(iq1<S::exact>(-1e10f, 1, 0, 32, true, true, re) == -2147483520.0f);
+  CHECK(iq1<S::exact>(-1e10f, 1, 0, 32, true, false, re) == -2147483648.0f);
+  CHECK(iq1<S::exact>(1e10f, 1, 0, 32, false, false, re) == 4294967040.0f);
+  CHECK(iq1<S::reference>(1e10f, 1, 0, 32, false, false, re) == 4294967296.0f);
+}
+
+TEST_CASE("special values", "[int_quant]") {
+  using S = semantics;
+  const auto re = rounding_mode::half_even;
+  for (int sem = 0; sem < 2; ++sem) {
+    auto f = [&](float x, float s) {
+      return sem ? iq1<S::exact>(x, s, 0, 8, true, false, re)
+                 : iq1<S::reference>(x, s, 0, 8, true, false, re);
+    };
+    CHECK(f(inf, 1) == 127.0f);   // clamped
+    CHECK(f(-inf, 1) == -128.0f);
+    CHECK(std::isnan(f(nan_f, 1)));
+    CHECK(bits(f(-0.0f, 1)) == bits(0.0f));   // -0 + 0 = +0
+    CHECK(bits(f(-0.3f, 1)) == bits(-0.0f));  // rounds to -0, kept
+    CHECK(bits(f(std::numeric_limits<float>::denorm_min(), 1)) == bits(0.0f));
+    // A subnormal scale: results are subnormal multiples of it.
+    const float ds = std::numeric_limits<float>::denorm_min();
+    CHECK(bits(f(3 * ds, ds)) == bits(3 * ds));
+  }
+  // reference computes a zero or negative scale as QONNX does.
+  CHECK(std::isnan(iq1<S::reference>(0.0f, 0.0f, 0, 8, true, false, re)));          // 0/0
+  CHECK(iq1<S::reference>(1.0f, 0.0f, 0, 8, true, false, re) == 0.0f * 127.0f);      // inf -> 127 * 0
+  CHECK(iq1<S::reference>(1.0f, -0.5f, 0, 8, true, false, re) == 1.0f);              // (-2) * -0.5
+}
+
+TEST_CASE("float64 tensors use the same formulas in binary64", "[int_quant]") {
+  std::vector<double> x{0.1, 2.5, -3.7, 1e300}, y(4);
+  make(true, false, rounding_mode::half_even)(x, 0.1, 0.0, 8.0, y);
+  std::vector<double> want(4);
+  for (int i = 0; i < 4; ++i) {
+    double v = x[i] / 0.1;
+    v = std::min(std::max(v, -128.0), 127.0);
+    want[i] = std::nearbyint(v) * 0.1;
+  }
+  require_same_bits(y, want);
+  // 53-bit limits are exact in double.
+  std::vector<double> big{1e300}, out(1);
+  lowbit::int_quant<semantics::exact>{.is_signed = false}(big, 1.0, 0.0, 53.0, out);
+  CHECK(out[0] == 9007199254740991.0);
+  REQUIRE_THROWS_AS(make(true, false, rounding_mode::half_even)(x, 0.1, 0.0, 54.0, y), lowbit::error);
+}
+
+// ---- SIMD body == scalar path, every tail, misalignment ----------------------
+
+template <semantics S, class T>
+void simd_equals_scalar() {
+  const std::size_t L = xsimd::batch<T>::size;
+  const std::vector<T> src = lowbit_test::mixed_values<T>(4 * L + 8, 7);
+  const T sentinel = T(-12345.5);
+  for (rounding_mode m : lowbit::all_rounding_modes) {
+    for (int variant = 0; variant < 3; ++variant) {
+      auto op = make<S>(variant != 1, variant == 2, m);
+      const T bw = variant == 1 ? T(5) : T(8);
+      for (std::size_t n = 0; n <= 2 * L + 1; ++n) {
+        for (std::size_t mis : {std::size_t(0), std::size_t(1), std::size_t(3), L / 2 + 1}) {
+          std::vector<T> xs(src.begin() + mis, src.begin() + mis + n);
+          std::vector<T> a(n + mis + 2, sentinel), b(n + mis + 2, sentinel);
+          // Misaligned input and output: start at element `mis` of the buffer.
+          std::vector<T> xbuf(n + mis);
+          std::copy(xs.begin(), xs.end(), xbuf.begin() + mis);
+          std::span<const T> xin(xbuf.data() + mis, n);
+          op.use_simd = true;
+          op(xin, T(0.37), T(1.0), bw, std::span<T>(a.data() + mis, n));
+          op.use_simd = false;
+          op(xin, T(0.37), T(1.0), bw, std::span<T>(b.data() + mis, n));
+          INFO("mode " << lowbit::to_string(m) << " variant " << variant << " n " << n << " mis " << mis);
+          require_same_bits(a, b);
+          // Nothing written outside [mis, mis + n).
+          for (std::size_t i = 0; i < mis; ++i) CHECK(bits(a[i]) == bits(sentinel));
+          CHECK(bits(a[mis + n]) == bits(sentinel));
+          CHECK(bits(a[mis + n + 1]) == bits(sentinel));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("SIMD body equals the scalar path for every tail and misalignment", "[int_quant][simd]") {
+  simd_equals_scalar<semantics::reference, float>();
+  simd_equals_scalar<semantics::exact, float>();
+  simd_equals_scalar<semantics::reference, double>();
+  simd_equals_scalar<semantics::exact, double>();
+}
+
+// ---- broadcasting --------------------------------------------------------------
+
+template <semantics S>
+void per_channel_equals_per_tensor_loop(rounding_mode m) {
+  const std::size_t N = 2, C = 3, H = 5, W = 7;
+  const std::vector<float> x = lowbit_test::mixed_values<float>(N * C * H * W, 11);
+  const std::vector<float> scale{0.1f, 0.37f, 2.0f}, zp{0.0f, 3.0f, -1.0f}, bw{8.0f, 3.0f, 1.0f};
+  std::vector<float> y(x.size());
+  strided_view<const float> xv(x.data(), {N, C, H, W});
+  strided_view<const float> sv(scale.data(), {1, C, 1, 1});
+  strided_view<const float> zv(zp.data(), {C, 1, 1});
+  strided_view<const float> bv(bw.data(), {C, 1, 1});
+  auto op = make<S>(true, false, m);
+  op(xv, sv, zv, bv, strided_view<float>(y.data(), {N, C, H, W}));
+  std::vector<float> want(x.size());
+  for (std::size_t n = 0; n < N; ++n)
+    for (std::size_t c = 0; c < C; ++c) {
+      const std::size_t off = (n * C + c) * H * W;
+      op(std::span<const float>(x.data() + off, H * W), scale[c], zp[c], bw[c],
+         std::span<float>(want.data() + off, H * W));
+    }
+  require_same_bits(y, want);
+}
+
+TEST_CASE("per-channel parameters (incl. bit widths) equal a loop of per-tensor calls",
+          "[int_quant][broadcast]") {
+  for (rounding_mode m : lowbit::all_rounding_modes) {
+    INFO(lowbit::to_string(m));
+    per_channel_equals_per_tensor_loop<semantics::reference>(m);
+    per_channel_equals_per_tensor_loop<semantics::exact>(m);
+  }
+}
+
+TEST_CASE("per-element parameters equal element-wise per-tensor calls", "[int_quant][broadcast]") {
+  const std::vector<float> x = lowbit_test::mixed_values<float>(37, 3);
+  std::vector<float> scale(37), zp(37), bw(37), y(37);
+  for (std::size_t i = 0; i < 37; ++i) {
+    scale[i] = 0.05f * float(i + 1);
+    zp[i] = float(int(i % 5) - 2);
+    bw[i] = float(1 + i % 9);
+  }
+  auto op = make(true, false, rounding_mode::half_up);
+  op(x, scale, zp, bw, y);
+  for (std::size_t i = 0; i < 37; ++i) {
+    INFO("i = " << i);
+    CHECK(bits(y[i]) == bits(iq1<semantics::reference>(x[i], scale[i], zp[i], bw[i], true, false,
+                                                       rounding_mode::half_up)));
+  }
+}
+
+TEST_CASE("the output rank grows with higher-rank parameters", "[int_quant][broadcast]") {
+  std::vector<float> x{1.0f, 2.0f, 3.0f, 4.0f};
+  std::vector<float> scale{1.0f, 0.5f, 0.25f};
+  auto op = make(true, false, rounding_mode::half_even);
+  strided_view<const float> sv(scale.data(), {3, 1});
+  CHECK(op.output_shape(x, sv, 0.0f, 8.0f) == shape{3, 4});
+  std::vector<float> y(12);
+  op(x, sv, 0.0f, 8.0f, strided_view<float>(y.data(), {3, 4}));
+  require_same_bits(y, {1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4});
+  // A bipolar bit width takes no part in broadcasting (as in QONNX).
+  std::vector<float> bw_ones{1.0f, 1.0f, 1.0f};
+  strided_view<const float> bv(bw_ones.data(), {3, 1, 1});
+  CHECK(op.output_shape(x, 1.0f, 0.0f, bv) == shape{4});
+  CHECK(make(false, false, rounding_mode::half_even).output_shape(x, 1.0f, 0.0f, bv) == shape{3, 1, 4});
+}
+
+// ---- views -------------------------------------------------------------------
+
+TEST_CASE("strided, transposed, negative-stride and broadcast views", "[int_quant][view]") {
+  std::vector<float> base(24);
+  for (std::size_t i = 0; i < base.size(); ++i) base[i] = float(i) * 0.3f - 3.0f;
+  auto op = make(true, false, rounding_mode::floor);
+  // Every other element of a [4, 6] buffer as [4, 3]; output transposed.
+  strided_view<const float> xv(base.data(), {4, 3}, {6, 2});
+  std::vector<float> out(12, -99.0f);
+  strided_view<float> yv(out.data(), {4, 3}, {1, 4});
+  op(xv, 0.5f, 0.0f, 8.0f, yv);
+  for (std::size_t i = 0; i < 4; ++i)
+    for (std::size_t j = 0; j < 3; ++j)
+      CHECK(bits(out[j * 4 + i]) == bits(iq1<semantics::reference>(base[i * 6 + j * 2], 0.5f, 0, 8, true,
+                                                                   false, rounding_mode::floor)));
+  // Negative stride: reversed.
+  strided_view<const float> rev(base.data() + 23, {24}, {-1});
+  std::vector<float> r(24), f(24);
+  op(rev, 0.5f, 0.0f, 8.0f, r);
+  op(base, 0.5f, 0.0f, 8.0f, f);
+  for (std::size_t i = 0; i < 24; ++i) CHECK(bits(r[i]) == bits(f[23 - i]));
+  // x broadcast along a stride-0 dimension.
+  strided_view<const float> rep(base.data(), {3, 24}, {0, 1});
+  std::vector<float> rr(72);
+  op(rep, 0.5f, 0.0f, 8.0f, strided_view<float>(rr.data(), {3, 24}));
+  for (std::size_t i = 0; i < 72; ++i) CHECK(bits(rr[i]) == bits(f[i % 24]));
+  // A strided scale tensor (every other element).
+  std::vector<float> sc{0.5f, 9.0f, 0.25f, 9.0f, 2.0f, 9.0f};
+  strided_view<const float> scv(sc.data(), {3, 1}, {2, 1});
+  std::vector<float> y3(72);
+  op(strided_view<const float>(base.data(), {3, 24}, {0, 1}), scv, 0.0f, 8.0f,
+     strided_view<float>(y3.data(), {3, 24}));
+  for (std::size_t c = 0; c < 3; ++c)
+    for (std::size_t i = 0; i < 24; ++i)
+      CHECK(bits(y3[c * 24 + i]) == bits(iq1<semantics::reference>(base[i], sc[2 * c], 0, 8, true, false,
+                                                                   rounding_mode::floor)));
+}
+
+TEST_CASE("rank-0 and empty tensors", "[int_quant][view]") {
+  auto op = make(true, false, rounding_mode::half_even);
+  float x = 2.6f, y = 0.0f;
+  op(strided_view<const float>(&x, {}), 1.0f, 0.0f, 8.0f, strided_view<float>(&y, {}));
+  CHECK(y == 3.0f);
+  std::vector<float> ex, ey;
+  op(ex, 1.0f, 0.0f, 8.0f, ey);  // nothing to do, no error
+  std::vector<float> buf(4, 7.0f);
+  op(strided_view<const float>(buf.data(), {0, 4}), 1.0f, 0.0f, 8.0f, strided_view<float>(buf.data(), {0, 4}));
+  CHECK(buf[0] == 7.0f);
+  // Parameters are still validated when x is empty.
+  REQUIRE_THROWS_AS(op(ex, 1.0f, 0.0f, 0.0f, ey), lowbit::error);
+}
+
+TEST_CASE("in place equals out of place", "[int_quant]") {
+  for (rounding_mode m : lowbit::all_rounding_modes) {
+    std::vector<float> x = lowbit_test::mixed_values<float>(101, 5), y(101);
+    auto op = make(false, true, m);
+    op(x, 0.7f, 3.0f, 6.0f, y);
+    op(x, 0.7f, 3.0f, 6.0f, x);
+    require_same_bits(x, y);
+    // Strided in place.
+    std::vector<float> a = lowbit_test::mixed_values<float>(60, 9), b = a;
+    strided_view<float> av(a.data(), {6, 5}, {1, 12});
+    std::vector<float> want(30);
+    op(strided_view<const float>(av), 0.7f, 3.0f, 6.0f, strided_view<float>(want.data(), {6, 5}));
+    op(strided_view<const float>(av), 0.7f, 3.0f, 6.0f, av);
+    for (std::size_t i = 0; i < 6; ++i)
+      for (std::size_t j = 0; j < 5; ++j) CHECK(bits(a[i + 12 * j]) == bits(want[i * 5 + j]));
+  }
+}
+
+// ---- errors: the message names the culprit, nothing is written ------------------
+
+namespace {
+template <class F>
+void check_rejected(F&& call, std::vector<float>& y, const char* needle) {
+  const std::vector<float> before = y;
+  REQUIRE_THROWS_AS(call(), lowbit::error);
+  REQUIRE_THROWS_WITH(call(), lowbit_test::contains_substring(needle));
+  require_same_bits(y, before);
+}
+}  // namespace
+
+TEST_CASE("every error path throws lowbit::error and leaves y untouched", "[int_quant][errors]") {
+  std::vector<float> x{1, 2, 3, 4, 5, 6};
+  std::vector<float> y(6, 42.0f);
+  auto op = make(true, false, rounding_mode::half_even);
+  auto ex = make<semantics::exact>(true, false, rounding_mode::half_even);
+  std::vector<float> s4{1, 1, 1, 1};
+  check_rejected([&] { op(x, s4, 0.0f, 8.0f, y); }, y, "do not broadcast");
+  std::vector<float> y5(5, 42.0f);
+  check_rejected([&] { op(x, 1.0f, 0.0f, 8.0f, y5); }, y5, "y has shape [5]");
+  check_rejected([&] { op(x, 1.0f, 0.0f, 8.0f, strided_view<float>(y.data(), {2, 3})); }, y, "[6]");
+  check_rejected([&] { op(x, 1.0f, 0.0f, 8.5f, y); }, y, "bitwidth = 8.5");
+  check_rejected([&] { op(x, 1.0f, 0.0f, 0.0f, y); }, y, "expected an integer from 1 to 32");
+  check_rejected([&] { op(x, 1.0f, 0.0f, 33.0f, y); }, y, "bitwidth = 33");
+  check_rejected([&] { op(x, 1.0f, 0.0f, nan_f, y); }, y, "bitwidth = nan");
+  check_rejected([&] { op(x, 1.0f, 0.0f, -inf, y); }, y, "bitwidth = -inf");
+  std::vector<float> bws{8, 8, 0.5f, 8, 8, 8};
+  check_rejected([&] { op(x, 1.0f, 0.0f, strided_view<const float>(bws.data(), {2, 3}), y); }, y,
+                 "bitwidth[0, 2] = 0.5");
+  auto bad_mode = make(true, false, static_cast<rounding_mode>(99));
+  check_rejected([&] { bad_mode(x, 1.0f, 0.0f, 8.0f, y); }, y, "rounding_mode");
+  strided_view<const float> x23(x.data(), {2, 3});
+  check_rejected([&] { op(x23, 1.0f, 0.0f, 8.0f, strided_view<float>(y.data(), {2, 3}, {0, 1})); }, y,
+                 "stride 0");
+  // The exact semantics reject nonsensical scales; reference computes them.
+  for (float bad : {0.0f, -0.0f, -1.0f, inf, -inf, nan_f}) {
+    check_rejected([&] { ex(x, bad, 0.0f, 8.0f, y); }, y, "scale");
+    CHECK_NOTHROW(op(x, bad, 0.0f, 8.0f, std::vector<float>(6)));
+  }
+  std::vector<float> scales{1, 1, 1, 1, 1, -2};
+  check_rejected([&] { ex(x, scales, 0.0f, 8.0f, y); }, y, "scale[5] = -2");
+}

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests for include/lowbit/rounding.hpp.
+#include <lowbit/rounding.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include "support/catch.hpp"
+#include "support/test_util.hpp"
+
+using lowbit::rounding_mode;
+using lowbit::semantics;
+using lowbit_test::bits;
+
+namespace {
+
+// The IntQuant specification's table: inputs, then one column per mode in
+// enum order (half_even, ceil, floor, up, down, half_up, half_down).
+struct row {
+  float y;
+  float out[7];
+};
+const row spec_table[] = {
+    {5.5f, {6, 6, 5, 6, 5, 6, 5}},      {2.5f, {2, 3, 2, 3, 2, 3, 2}},
+    {1.6f, {2, 2, 1, 2, 1, 2, 2}},      {1.1f, {1, 2, 1, 2, 1, 1, 1}},
+    {1.0f, {1, 1, 1, 1, 1, 1, 1}},      {-1.0f, {-1, -1, -1, -1, -1, -1, -1}},
+    {-1.1f, {-1, -1, -2, -2, -1, -1, -1}}, {-1.6f, {-2, -1, -2, -2, -1, -2, -2}},
+    {-2.5f, {-2, -2, -3, -3, -2, -3, -2}}, {-5.5f, {-6, -5, -6, -6, -5, -6, -5}},
+};
+
+template <semantics S, class T>
+void check_table() {
+  for (const row& r : spec_table) {
+    for (std::size_t m = 0; m < 7; ++m) {
+      const rounding_mode mode = lowbit::all_rounding_modes[m];
+      INFO("y = " << r.y << ", mode " << lowbit::to_string(mode) << ", " << lowbit::to_string(S));
+      const T got = lowbit::round_integral<S>(static_cast<T>(r.y), mode);
+      CHECK(bits(got) == bits(static_cast<T>(r.out[m])));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every mode follows the IntQuant specification's rounding table", "[rounding]") {
+  check_table<semantics::reference, float>();
+  check_table<semantics::exact, float>();
+  check_table<semantics::reference, double>();
+  check_table<semantics::exact, double>();
+}
+
+TEST_CASE("mode names parse case-insensitively and print canonically", "[rounding]") {
+  CHECK(lowbit::parse_rounding_mode("ROUND") == rounding_mode::half_even);
+  CHECK(lowbit::parse_rounding_mode("half_even") == rounding_mode::half_even);
+  CHECK(lowbit::parse_rounding_mode("hAlF_uP") == rounding_mode::half_up);
+  CHECK(lowbit::parse_rounding_mode("Ceil") == rounding_mode::ceil);
+  CHECK(lowbit::parse_rounding_mode("floor") == rounding_mode::floor);
+  CHECK(lowbit::parse_rounding_mode("up") == rounding_mode::up);
+  CHECK(lowbit::parse_rounding_mode("DOWN") == rounding_mode::down);
+  CHECK(lowbit::parse_rounding_mode("half_down") == rounding_mode::half_down);
+  for (rounding_mode m : lowbit::all_rounding_modes)
+    CHECK(lowbit::parse_rounding_mode(lowbit::to_string(m)) == m);
+  CHECK(lowbit::to_string(rounding_mode::half_even) == "ROUND");
+}
+
+TEST_CASE("an unknown mode name is an error listing the accepted names", "[rounding][errors]") {
+  REQUIRE_THROWS_AS(lowbit::parse_rounding_mode("NEAREST"), lowbit::error);
+  REQUIRE_THROWS_WITH(lowbit::parse_rounding_mode("NEAREST"),
+                      lowbit_test::contains_substring("\"NEAREST\"") &&
+                          lowbit_test::contains_substring("HALF_EVEN") &&
+                          lowbit_test::contains_substring("HALF_DOWN"));
+  REQUIRE_THROWS_AS(lowbit::parse_rounding_mode(""), lowbit::error);
+  REQUIRE_THROWS_AS(lowbit::parse_rounding_mode("ROUND "), lowbit::error);
+  REQUIRE_THROWS_AS(lowbit::round_integral(1.5f, static_cast<rounding_mode>(42)), lowbit::error);
+}
+
+TEST_CASE("signed zeros: exact keeps the argument's sign, reference follows numpy", "[rounding]") {
+  const float m03 = -0.3f, p03 = 0.3f, nz = -0.0f, pz = 0.0f;
+  // exact: every mode that gives 0 keeps the sign of y.
+  for (rounding_mode m : lowbit::all_rounding_modes) {
+    INFO(lowbit::to_string(m));
+    if (m != rounding_mode::up && m != rounding_mode::floor)
+      CHECK(bits(lowbit::round_integral<semantics::exact>(m03, m)) == bits(-0.0f));
+    if (m != rounding_mode::up && m != rounding_mode::ceil)
+      CHECK(bits(lowbit::round_integral<semantics::exact>(p03, m)) == bits(0.0f));
+    CHECK(bits(lowbit::round_integral<semantics::exact>(nz, m)) == bits(-0.0f));
+    CHECK(bits(lowbit::round_integral<semantics::exact>(pz, m)) == bits(0.0f));
+  }
+  // reference (FORMAT.md, comparison rule 4 and QUIRKS.md 4).
+  using R = semantics;
+  CHECK(bits(lowbit::round_integral<R::reference>(p03, rounding_mode::half_down)) == bits(-0.0f));
+  CHECK(bits(lowbit::round_integral<R::reference>(m03, rounding_mode::half_down)) == bits(0.0f));
+  CHECK(bits(lowbit::round_integral<R::reference>(pz, rounding_mode::half_down)) == bits(-0.0f));
+  CHECK(bits(lowbit::round_integral<R::reference>(nz, rounding_mode::half_down)) == bits(-0.0f));
+  CHECK(bits(lowbit::round_integral<R::reference>(nz, rounding_mode::half_up)) == bits(0.0f));
+  CHECK(bits(lowbit::round_integral<R::reference>(m03, rounding_mode::half_up)) == bits(-0.0f));
+  CHECK(bits(lowbit::round_integral<R::reference>(nz, rounding_mode::up)) == bits(0.0f));
+  CHECK(bits(lowbit::round_integral<R::reference>(m03, rounding_mode::half_even)) == bits(-0.0f));
+  CHECK(bits(lowbit::round_integral<R::reference>(m03, rounding_mode::ceil)) == bits(-0.0f));
+  CHECK(bits(lowbit::round_integral<R::reference>(m03, rounding_mode::down)) == bits(-0.0f));
+}
+
+TEST_CASE("reference HALF_UP/HALF_DOWN round |y| +- 0.5 first (QUIRKS.md 1-3)", "[rounding]") {
+  using R = semantics;
+  const float just_below_half = 0.49999997f;  // 3effffff
+  CHECK(lowbit::round_integral<R::reference>(just_below_half, rounding_mode::half_up) == 1.0f);
+  CHECK(lowbit::round_integral<R::exact>(just_below_half, rounding_mode::half_up) == 0.0f);
+  CHECK(lowbit::round_integral<R::reference>(8388609.0f, rounding_mode::half_up) == 8388610.0f);
+  CHECK(lowbit::round_integral<R::exact>(8388609.0f, rounding_mode::half_up) == 8388609.0f);
+  CHECK(lowbit::round_integral<R::reference>(8388609.0f, rounding_mode::half_down) == 8388608.0f);
+  CHECK(lowbit::round_integral<R::exact>(8388609.0f, rounding_mode::half_down) == 8388609.0f);
+  CHECK(lowbit::round_integral<R::reference>(16777215.0f, rounding_mode::half_down) == 16777214.0f);
+  // exact ties: away from zero for half_up, toward zero for half_down.
+  CHECK(lowbit::round_integral<R::exact>(-0.5f, rounding_mode::half_up) == -1.0f);
+  CHECK(bits(lowbit::round_integral<R::exact>(-0.5f, rounding_mode::half_down)) == bits(-0.0f));
+  CHECK(lowbit::round_integral<R::exact>(4194304.5f, rounding_mode::half_up) == 4194305.0f);
+  CHECK(lowbit::round_integral<R::exact>(4194304.5f, rounding_mode::half_down) == 4194304.0f);
+}
+
+TEST_CASE("NaN stays NaN and infinities stay infinite in every mode", "[rounding]") {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (rounding_mode m : lowbit::all_rounding_modes) {
+    INFO(lowbit::to_string(m));
+    CHECK(std::isnan(lowbit::round_integral<semantics::exact>(nan, m)));
+    CHECK(std::isnan(lowbit::round_integral<semantics::reference>(nan, m)));
+    CHECK(lowbit::round_integral<semantics::exact>(inf, m) == inf);
+    CHECK(lowbit::round_integral<semantics::exact>(-inf, m) == -inf);
+    CHECK(lowbit::round_integral<semantics::reference>(-inf, m) == -inf);
+  }
+}
