@@ -173,9 +173,10 @@ void simd_equals_scalar() {
   const std::vector<T> src = lowbit_test::mixed_values<T>(4 * L + 8, 7);
   const T sentinel = T(-12345.5);
   for (rounding_mode m : lowbit::all_rounding_modes) {
-    for (int variant = 0; variant < 3; ++variant) {
+    // int8, uint5, narrow int8, bipolar (signed 1 bit).
+    for (int variant = 0; variant < 4; ++variant) {
       auto op = make<S>(variant != 1, variant == 2, m);
-      const T bw = variant == 1 ? T(5) : T(8);
+      const T bw = variant == 1 ? T(5) : variant == 3 ? T(1) : T(8);
       for (std::size_t n = 0; n <= 2 * L + 1; ++n) {
         for (std::size_t mis : {std::size_t(0), std::size_t(1), std::size_t(3), L / 2 + 1}) {
           std::vector<T> xs(src.begin() + mis, src.begin() + mis + n);
@@ -184,10 +185,13 @@ void simd_equals_scalar() {
           std::vector<T> xbuf(n + mis);
           std::copy(xs.begin(), xs.end(), xbuf.begin() + mis);
           std::span<const T> xin(xbuf.data() + mis, n);
+          // Odd parameters on even misalignments, scale 1 and zeropt 0 (small
+          // negative y, so signed zeros) on odd ones.
+          const T scale = mis % 2 ? T(1) : T(0.37), zp = mis % 2 ? T(0) : T(1);
           op.use_simd = true;
-          op(xin, T(0.37), T(1.0), bw, std::span<T>(a.data() + mis, n));
+          op(xin, scale, zp, bw, std::span<T>(a.data() + mis, n));
           op.use_simd = false;
-          op(xin, T(0.37), T(1.0), bw, std::span<T>(b.data() + mis, n));
+          op(xin, scale, zp, bw, std::span<T>(b.data() + mis, n));
           INFO("mode " << lowbit::to_string(m) << " variant " << variant << " n " << n << " mis " << mis);
           require_same_bits(a, b);
           // Nothing written outside [mis, mis + n).
@@ -210,8 +214,8 @@ TEST_CASE("SIMD body equals the scalar path for every tail and misalignment", "[
 // ---- broadcasting --------------------------------------------------------------
 
 template <semantics S>
-void per_channel_equals_per_tensor_loop(rounding_mode m) {
-  const std::size_t N = 2, C = 3, H = 5, W = 7;
+void per_channel_equals_per_tensor_loop(rounding_mode m, std::size_t H, std::size_t W) {
+  const std::size_t N = 2, C = 3;
   const std::vector<float> x = lowbit_test::mixed_values<float>(N * C * H * W, 11);
   const std::vector<float> scale{0.1f, 0.37f, 2.0f}, zp{0.0f, 3.0f, -1.0f}, bw{8.0f, 3.0f, 1.0f};
   std::vector<float> y(x.size());
@@ -235,8 +239,11 @@ TEST_CASE("per-channel parameters (incl. bit widths) equal a loop of per-tensor 
           "[int_quant][broadcast]") {
   for (rounding_mode m : lowbit::all_rounding_modes) {
     INFO(lowbit::to_string(m));
-    per_channel_equals_per_tensor_loop<semantics::reference>(m);
-    per_channel_equals_per_tensor_loop<semantics::exact>(m);
+    // Short rows (processed as 2-D tiles) and long rows (one run per row).
+    per_channel_equals_per_tensor_loop<semantics::reference>(m, 5, 7);
+    per_channel_equals_per_tensor_loop<semantics::exact>(m, 5, 7);
+    per_channel_equals_per_tensor_loop<semantics::reference>(m, 1, 300);
+    per_channel_equals_per_tensor_loop<semantics::exact>(m, 3, 700);
   }
 }
 

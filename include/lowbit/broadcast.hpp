@@ -93,47 +93,64 @@ loop_plan<N> make_plan(const shape& out, const std::array<const nd_geom*, N>& op
   p.count = out.count();
   if (p.count == 0) return p;
   const std::size_t R = out.rank();
-  // Aligned strides, size-1 dimensions dropped.
-  for (std::size_t d = 0; d < R; ++d) {
+  // Walk the broadcast dimensions from the innermost out, dropping size-1
+  // dimensions and merging a dimension into the one inside it when every
+  // operand steps through both as one. Collected innermost first.
+  std::array<std::size_t, max_rank> ext;
+  std::array<std::array<std::ptrdiff_t, max_rank>, N> str;
+  std::size_t n = 0;
+  for (std::size_t d = R; d-- > 0;) {
     if (out[d] == 1) continue;
-    const std::size_t r = p.rank++;
-    p.ext[r] = out[d];
+    std::array<std::ptrdiff_t, N> s;
     for (std::size_t k = 0; k < N; ++k) {
       const auto& o = *ops[k];
       const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(d) - static_cast<std::ptrdiff_t>(R - o.rank);
-      p.str[k][r] = (j < 0 || o.ext[j] == 1) ? 0 : o.str[j];
+      s[k] = (j < 0 || o.ext[static_cast<std::size_t>(j)] == 1) ? 0 : o.str[static_cast<std::size_t>(j)];
+    }
+    bool merge = n > 0;
+    for (std::size_t k = 0; k < N && merge; ++k)
+      merge = s[k] == str[k][n - 1] * static_cast<std::ptrdiff_t>(ext[n - 1]);
+    if (merge) {
+      ext[n - 1] *= out[d];
+    } else {
+      ext[n] = out[d];
+      for (std::size_t k = 0; k < N; ++k) str[k][n] = s[k];
+      ++n;
     }
   }
-  if (p.rank == 0) {  // a single element
+  if (n == 0) {  // a single element
     p.rank = 1;
     p.ext[0] = 1;
-    for (std::size_t k = 0; k < N; ++k) p.str[k][0] = 0;
     return p;
   }
-  // Merge dimension r-1 into r when every operand steps through both as one.
-  std::size_t w = p.rank - 1;  // write position, from the back
-  loop_plan<N> q = p;
-  for (std::size_t r = p.rank - 1; r-- > 0;) {
-    bool merge = true;
-    for (std::size_t k = 0; k < N && merge; ++k)
-      merge = p.str[k][r] == q.str[k][w] * static_cast<std::ptrdiff_t>(q.ext[w]);
-    if (merge) {
-      q.ext[w] *= p.ext[r];
-    } else {
-      --w;
-      q.ext[w] = p.ext[r];
-      for (std::size_t k = 0; k < N; ++k) q.str[k][w] = p.str[k][r];
+  p.rank = n;
+  for (std::size_t r = 0; r < n; ++r) {
+    p.ext[r] = ext[n - 1 - r];
+    for (std::size_t k = 0; k < N; ++k) p.str[k][r] = str[k][n - 1 - r];
+  }
+  return p;
+}
+
+/**
+ * Calls `f(offsets)` once per index of the plan's dimensions [0, rank),
+ * row-major, where `offsets[k]` is operand k's element offset there. For
+ * tiles: the caller lowers `rank` to leave the innermost dimensions out.
+ */
+template <std::size_t N, class F>
+void for_each_outer(const loop_plan<N>& p, F&& f) {
+  std::array<std::ptrdiff_t, N> off{};
+  std::array<std::size_t, max_rank> idx{};
+  for (;;) {
+    f(off);
+    std::size_t d = p.rank;
+    for (; d-- > 0;) {
+      for (std::size_t k = 0; k < N; ++k) off[k] += p.str[k][d];
+      if (++idx[d] < p.ext[d]) break;
+      for (std::size_t k = 0; k < N; ++k) off[k] -= p.str[k][d] * static_cast<std::ptrdiff_t>(p.ext[d]);
+      idx[d] = 0;
     }
+    if (d == static_cast<std::size_t>(-1)) return;
   }
-  // Shift the kept dimensions [w, rank) to the front.
-  loop_plan<N> m;
-  m.count = p.count;
-  m.rank = p.rank - w;
-  for (std::size_t r = 0; r < m.rank; ++r) {
-    m.ext[r] = q.ext[w + r];
-    for (std::size_t k = 0; k < N; ++k) m.str[k][r] = q.str[k][w + r];
-  }
-  return m;
 }
 
 /**
@@ -144,21 +161,10 @@ loop_plan<N> make_plan(const shape& out, const std::array<const nd_geom*, N>& op
 template <std::size_t N, class F>
 void for_each_run(const loop_plan<N>& p, F&& f) {
   if (p.count == 0) return;
+  loop_plan<N> outer = p;
+  outer.rank = p.rank - 1;
   const std::size_t n = p.run_length();
-  std::array<std::ptrdiff_t, N> off{};
-  std::array<std::size_t, max_rank> idx{};
-  const std::size_t outer = p.rank - 1;
-  for (;;) {
-    f(off, n);
-    std::size_t d = outer;
-    for (; d-- > 0;) {
-      for (std::size_t k = 0; k < N; ++k) off[k] += p.str[k][d];
-      if (++idx[d] < p.ext[d]) break;
-      for (std::size_t k = 0; k < N; ++k) off[k] -= p.str[k][d] * static_cast<std::ptrdiff_t>(p.ext[d]);
-      idx[d] = 0;
-    }
-    if (d == static_cast<std::size_t>(-1)) return;
-  }
+  for_each_outer(outer, [&](const std::array<std::ptrdiff_t, N>& off) { f(off, n); });
 }
 
 }  // namespace detail

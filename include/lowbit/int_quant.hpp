@@ -144,7 +144,7 @@ struct int_quant_mixed_kernel {
     using T = lane_t<V>;
     const V a = int_quant_kernel<S, M>{}(x, scale, zp, lo, hi, bip);
     const V b = int_quant_bipolar_kernel<S>{}(x, scale, zp, lo, hi, bip);
-    return detail::select(bip != V(T(0)), b, a);
+    return detail::select(bip > V(T(0)), b, a);
   }
 };
 

@@ -106,13 +106,6 @@ inline void check_rounding_mode(rounding_mode m, const char* op) {
                 "DOWN, HALF_UP, HALF_DOWN");
 }
 
-/// numpy's sign(): +1, -1, +0 for either zero, NaN for NaN.
-template <class V>
-LOWBIT_ALWAYS_INLINE V numpy_sign(V y) noexcept {
-  using T = lane_t<V>;
-  return detail::select(y > V(T(0)), V(T(1)), detail::select(y < V(T(0)), V(T(-1)), detail::abs(y)));
-}
-
 /**
  * Rounds `y` to an integral value with mode `M` in semantics `S`, generic
  * over scalar and batch.
@@ -133,8 +126,10 @@ LOWBIT_ALWAYS_INLINE V round_integral(V y) noexcept {
   } else if constexpr (M == rounding_mode::down) {
     return detail::trunc(y);
   } else if constexpr (S == semantics::reference) {
-    // np.sign(y) * f(np.abs(y)); the product is never part of an add.
-    const V s = numpy_sign(y);
+    // numpy: np.sign(y) * f(np.abs(y)), with sign(+-0) = +0, sign(NaN) = NaN.
+    // The product is exact: +-m for y != 0, and for y = +-0 it is
+    // +0 * m = m (m is then +-0). So it is computed as a select, which no
+    // compiler can contract with the subtraction that follows (-ffp-contract).
     const V a = detail::abs(y);
     V m;
     if constexpr (M == rounding_mode::up) {
@@ -147,7 +142,7 @@ LOWBIT_ALWAYS_INLINE V round_integral(V y) noexcept {
       const V h = a - V(T(0.5));
       m = detail::ceil(h);
     }
-    return s * m;
+    return detail::select(y < V(T(0)), detail::negate(m), m);
   } else {
     if constexpr (M == rounding_mode::up) {
       return detail::copysign(detail::ceil(detail::abs(y)), y);

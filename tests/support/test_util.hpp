@@ -46,7 +46,8 @@ std::vector<T> mixed_values(std::size_t n, std::uint32_t seed) {
                         std::numeric_limits<T>::denorm_min(), -std::numeric_limits<T>::denorm_min(),
                         std::numeric_limits<T>::min(), std::numeric_limits<T>::max(),
                         -std::numeric_limits<T>::max(), T(0.5), T(-0.5), T(1.5), T(-2.5),
-                        T(0.49999997), T(8388609), T(-8388609)};
+                        T(0.49999997), T(8388609), T(-8388609), T(-0.3), T(-0.7), T(0.3),
+                        T(-1e-30), T(-0.49999997)};
   for (std::size_t i = 0; i < n; ++i) {
     const unsigned kind = rng() % 8;
     if (kind == 0) {

@@ -135,14 +135,19 @@ void check_output(const char* op, const nd<T>& y, const shape& expected) {
 
 // ---- the engine ---------------------------------------------------------------
 
-/// Elements per chunk when operands must be gathered or scattered.
-inline constexpr std::size_t chunk_elems = 256;
+/// Elements per chunk when operands must be gathered, expanded or scattered.
+inline constexpr std::size_t chunk_elems = 512;
+
+/// Innermost runs shorter than this are processed two dimensions at a time
+/// (a tile), so that the per-run cost does not dominate per-channel calls
+/// on short rows (e.g. [64, 64] with one scale per row).
+inline constexpr std::size_t short_run = 256;
 
 /// Calls `f(std::integral_constant<unsigned, M>{})` for the runtime mask
 /// `m < 2^G`.
 template <std::size_t G, class F, unsigned... M>
 void with_mask_impl(unsigned m, F&& f, std::integer_sequence<unsigned, M...>) {
-  ((m == M ? (f(std::integral_constant<unsigned, M>{}), true) : false) || ...);
+  (void)((m == M ? (f(std::integral_constant<unsigned, M>{}), true) : false) || ...);
 }
 template <std::size_t G, class F>
 void with_mask(unsigned m, F&& f) {
@@ -150,13 +155,25 @@ void with_mask(unsigned m, F&& f) {
 }
 
 /// Parameter I as a lane vector: loaded at element i if its group's bit is
-/// set in Mask, else the splatted run constant.
+/// set in Mask, else the splatted constant.
 template <class V, unsigned Mask, std::size_t Bit, class T>
-LOWBIT_ALWAYS_INLINE V param_at(const T* p, T s, std::size_t i) noexcept {
+LOWBIT_ALWAYS_INLINE V param_at(const T* p, const V& s, std::size_t i) noexcept {
   if constexpr (((Mask >> Bit) & 1u) != 0)
     return load<V>(p + i);
   else
-    return V(s);
+    return s;
+}
+
+/// Keeps the compiler from vectorising the loop it sits in, so that the
+/// scalar path really is scalar (a baseline, and an independent check of the
+/// SIMD body in the tests).
+template <class I>
+LOWBIT_ALWAYS_INLINE void no_vectorize(I& i) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+  __asm__("" : "+r"(i));
+#else
+  (void)i;
+#endif
 }
 
 /**
@@ -173,10 +190,16 @@ LOWBIT_ALWAYS_INLINE void run_contiguous_impl(const K& k, const T* x, const std:
   if (simd) {
     using B = batch<T>;
     constexpr std::size_t L = B::size;
+    // Splats built once, in registers (y stores cannot alias them).
+    const std::array<B, NP> sb{B(s[I])...};
     for (; i + L <= n; i += L)
-      detail::store(y + i, k(load<B>(x + i), param_at<B, Mask, bit[I]>(p[I], s[I], i)...));
+      detail::store(y + i, k(load<B>(x + i), param_at<B, Mask, bit[I]>(p[I], sb[I], i)...));
   }
-  for (; i < n; ++i) y[i] = k(x[i], param_at<T, Mask, bit[I]>(p[I], s[I], i)...);
+  const std::array<T, NP> ss = s;
+  for (; i < n; ++i) {
+    no_vectorize(i);
+    y[i] = k(x[i], param_at<T, Mask, bit[I]>(p[I], ss[I], i)...);
+  }
 }
 
 template <unsigned Mask, std::size_t... Bits, class K, class T, std::size_t NP>
@@ -186,73 +209,158 @@ void run_contiguous(const K& k, const T* x, const std::array<const T*, NP>& p,
   run_contiguous_impl<Mask, Bits...>(k, x, p, s, y, n, simd, std::make_index_sequence<NP>{});
 }
 
+/// How one operand is read across a tile of `rows` x `cols` elements.
+struct tile_access {
+  std::ptrdiff_t row_stride = 0, col_stride = 0;
+  enum kind_t { splat, contiguous, buffered } kind = splat;
+};
+
+inline tile_access classify(std::ptrdiff_t row_stride, std::ptrdiff_t col_stride, std::size_t rows,
+                            std::size_t cols) {
+  tile_access a{row_stride, col_stride};
+  const bool one_row = rows == 1;
+  if (col_stride == 0 && (one_row || row_stride == 0))
+    a.kind = tile_access::splat;
+  else if (col_stride == 1 && (one_row || row_stride == static_cast<std::ptrdiff_t>(cols)))
+    a.kind = tile_access::contiguous;
+  else
+    a.kind = tile_access::buffered;
+  return a;
+}
+
+/// buf[0, n) = v, with whole batches (a per-row parameter expanded over
+/// short rows is on the hot path of per-channel calls).
+template <class T>
+LOWBIT_ALWAYS_INLINE void fill_splat(T* buf, std::size_t n, T v) noexcept {
+  using B = batch<T>;
+  constexpr std::size_t L = B::size;
+  const B b(v);
+  std::size_t i = 0;
+  for (; i + L <= n; i += L) b.store_unaligned(buf + i);
+  for (; i < n; ++i) buf[i] = v;
+}
+
+/// Copies elements [j0, j0 + m) of a tile (flat, row-major) into `buf`.
+template <class T>
+void gather_tile(const T* base, const tile_access& a, std::size_t cols, std::size_t j0,
+                 std::size_t m, T* buf) {
+  std::size_t r = j0 / cols, c = j0 % cols, done = 0;
+  while (done < m) {
+    const std::size_t len = std::min(cols - c, m - done);
+    const T* src = base + static_cast<std::ptrdiff_t>(r) * a.row_stride +
+                   static_cast<std::ptrdiff_t>(c) * a.col_stride;
+    if (a.col_stride == 0)
+      fill_splat(buf + done, len, *src);
+    else if (a.col_stride == 1)
+      std::copy_n(src, len, buf + done);
+    else
+      for (std::size_t i = 0; i < len; ++i) buf[done + i] = src[static_cast<std::ptrdiff_t>(i) * a.col_stride];
+    done += len;
+    ++r;
+    c = 0;
+  }
+}
+
+/// Writes `buf` to elements [j0, j0 + m) of a tile.
+template <class T>
+void scatter_tile(T* base, const tile_access& a, std::size_t cols, std::size_t j0, std::size_t m,
+                  const T* buf) {
+  std::size_t r = j0 / cols, c = j0 % cols, done = 0;
+  while (done < m) {
+    const std::size_t len = std::min(cols - c, m - done);
+    T* dst = base + static_cast<std::ptrdiff_t>(r) * a.row_stride +
+             static_cast<std::ptrdiff_t>(c) * a.col_stride;
+    for (std::size_t i = 0; i < len; ++i) dst[static_cast<std::ptrdiff_t>(i) * a.col_stride] = buf[done + i];
+    done += len;
+    ++r;
+    c = 0;
+  }
+}
+
 /**
- * Walks `plan` (operands: 0 = x, 1..NP = parameters, NP+1 = y) one
- * innermost run at a time, and hands `chunk` contiguous pieces:
- * `chunk(mask_constant, x, params, splats, y, n)`. Parameter I is loaded
- * (a contiguous pointer in `params[I]`) when bit `group[I]` of the mask is
- * set, else constant along the run (`splats[I]`). Strided x, parameters and
- * y are gathered into and scattered from stack buffers, so the kernel only
- * ever sees contiguous data. y may alias x when both have the same geometry.
+ * Walks `plan` (operands: 0 = x, 1..NP = parameters, NP+1 = y) and hands
+ * `chunk` contiguous pieces: `chunk(mask_constant, x, params, splats, y, n)`.
+ * Parameter I is loaded (a contiguous pointer in `params[I]`) when bit
+ * `group[I]` of the mask is set, else constant over the piece (`splats[I]`).
+ *
+ * The unit of work is a tile: the innermost run, or the two innermost
+ * dimensions when runs are short. An operand that is neither constant nor
+ * contiguous over the tile (strided, or a per-row parameter in a 2-D tile)
+ * is gathered or expanded into a stack buffer, and a non-contiguous y is
+ * scattered from one, so the kernel only ever sees contiguous data. y may
+ * alias x when both have the same geometry.
  */
 template <std::size_t G, std::size_t NP, class T, class Chunk>
 void elementwise(const loop_plan<NP + 2>& plan, const T* x, const std::array<const T*, NP>& params,
                  const std::array<unsigned, NP>& group, T* y, Chunk&& chunk) {
+  constexpr std::size_t N = NP + 2;
   if (plan.count == 0) return;
+  const std::size_t r = plan.rank;
+  const std::size_t cols = plan.ext[r - 1];
+  const bool two_d = r >= 2 && cols < short_run;
+  const std::size_t rows = two_d ? plan.ext[r - 2] : 1;
+  const std::size_t tile = rows * cols;
+  std::array<tile_access, N> acc;
+  for (std::size_t k = 0; k < N; ++k)
+    acc[k] = classify(two_d ? plan.str[k][r - 2] : 0, plan.str[k][r - 1], rows, cols);
+  // x and y are always read and written through pointers; a splat x (a
+  // broadcast input) is gathered like any other non-contiguous operand.
+  for (std::size_t k : {std::size_t(0), N - 1})
+    if (acc[k].kind == tile_access::splat) acc[k].kind = tile_access::buffered;
   unsigned mask = 0;
-  for (std::size_t I = 0; I < NP; ++I)
-    if (plan.inner_stride(1 + I) != 0) mask |= 1u << group[I];
-  const std::ptrdiff_t sx = plan.inner_stride(0), sy = plan.inner_stride(NP + 1);
-  bool direct = sx == 1 && sy == 1;
-  for (std::size_t I = 0; I < NP; ++I) {
-    const std::ptrdiff_t s = plan.inner_stride(1 + I);
-    const bool loaded = ((mask >> group[I]) & 1u) != 0;
-    direct = direct && (!loaded || s == 1);
+  bool direct = true;
+  for (std::size_t k = 0; k < N; ++k) {
+    if (k >= 1 && k <= NP && acc[k].kind != tile_access::splat) mask |= 1u << group[k - 1];
+    direct = direct && acc[k].kind != tile_access::buffered;
   }
+  // A parameter that shares a loaded group but is itself constant must be
+  // expanded, since its group is read as a vector.
+  for (std::size_t I = 0; I < NP; ++I)
+    if (acc[1 + I].kind == tile_access::splat && ((mask >> group[I]) & 1u) != 0) {
+      acc[1 + I].kind = tile_access::buffered;
+      direct = false;
+    }
+  // The outer loop: every dimension not in the tile.
+  loop_plan<N> outer = plan;
+  outer.rank = r - (two_d ? 2 : 1);
+
   with_mask<G>(mask, [&](auto mc) {
-    constexpr unsigned M = decltype(mc)::value;
-    for_each_run(plan, [&](const std::array<std::ptrdiff_t, NP + 2>& off, std::size_t n) {
-      const T* xr = x + off[0];
-      T* yr = y + off[NP + 1];
-      std::array<const T*, NP> pr;
+    alignas(64) T buf[N][chunk_elems];
+    auto do_tile = [&](const std::array<std::ptrdiff_t, N>& off) {
+      const T* xt = x + off[0];
+      T* yt = y + off[N - 1];
+      std::array<const T*, NP> pt;
       std::array<T, NP> sv;
-      for (std::size_t I = 0; I < NP; ++I) {
-        pr[I] = params[I] + off[1 + I];
-        sv[I] = *pr[I];
-      }
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        ((pt[I] = params[I] + off[1 + I], sv[I] = *pt[I]), ...);
+      }(std::make_index_sequence<NP>{});
       if (direct) {
-        chunk(mc, xr, pr, sv, yr, n);
+        chunk(mc, xt, pt, sv, yt, tile);
         return;
       }
-      alignas(64) T xb[chunk_elems];
-      alignas(64) T yb[chunk_elems];
-      alignas(64) T pb[NP][chunk_elems];
-      for (std::size_t i0 = 0; i0 < n; i0 += chunk_elems) {
-        const std::size_t m = std::min(chunk_elems, n - i0);
-        const std::ptrdiff_t i0s = static_cast<std::ptrdiff_t>(i0);
-        const T* xp = xr + i0s * sx;
-        if (sx != 1) {
-          for (std::size_t i = 0; i < m; ++i) xb[i] = xp[static_cast<std::ptrdiff_t>(i) * sx];
-          xp = xb;
+      for (std::size_t j0 = 0; j0 < tile; j0 += chunk_elems) {
+        const std::size_t m = std::min(chunk_elems, tile - j0);
+        const T* xp = xt + j0;
+        if (acc[0].kind == tile_access::buffered) {
+          gather_tile(xt, acc[0], cols, j0, m, buf[0]);
+          xp = buf[0];
         }
-        std::array<const T*, NP> pp = pr;
+        std::array<const T*, NP> pp = pt;
         for (std::size_t I = 0; I < NP; ++I) {
-          if (((M >> group[I]) & 1u) == 0) continue;
-          const std::ptrdiff_t s = plan.inner_stride(1 + I);
-          pp[I] = pr[I] + i0s * s;
-          if (s != 1) {
-            for (std::size_t i = 0; i < m; ++i) pb[I][i] = pp[I][static_cast<std::ptrdiff_t>(i) * s];
-            pp[I] = pb[I];
+          if (acc[1 + I].kind == tile_access::contiguous) {
+            pp[I] = pt[I] + j0;
+          } else if (acc[1 + I].kind == tile_access::buffered) {
+            gather_tile(pt[I], acc[1 + I], cols, j0, m, buf[1 + I]);
+            pp[I] = buf[1 + I];
           }
         }
-        T* yp = sy == 1 ? yr + i0s : yb;
+        const bool scatter = acc[N - 1].kind == tile_access::buffered;
+        T* yp = scatter ? buf[N - 1] : yt + j0;
         chunk(mc, xp, pp, sv, yp, m);
-        if (sy != 1) {
-          T* yd = yr + i0s * sy;
-          for (std::size_t i = 0; i < m; ++i) yd[static_cast<std::ptrdiff_t>(i) * sy] = yb[i];
-        }
+        if (scatter) scatter_tile(yt, acc[N - 1], cols, j0, m, buf[N - 1]);
       }
-    });
+    };
+    for_each_outer(outer, do_tile);
   });
 }
 

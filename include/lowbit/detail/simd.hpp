@@ -83,9 +83,11 @@ template <class T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
 LOWBIT_ALWAYS_INLINE bool is_nan(T v) noexcept {
   return v != v;
 }
+/// Never `v != v` on a batch: xsimd's operator!= is an ordered compare
+/// (false for NaN) on AVX and AVX-512 but unordered (true) on SSE2.
 template <class T, class A>
 LOWBIT_ALWAYS_INLINE xsimd::batch_bool<T, A> is_nan(const xsimd::batch<T, A>& v) noexcept {
-  return v != v;
+  return xsimd::isnan(v);
 }
 
 // ---- sign manipulation ----------------------------------------------------
@@ -97,6 +99,18 @@ LOWBIT_ALWAYS_INLINE T abs(T v) noexcept {
 template <class T, class A>
 LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> abs(const xsimd::batch<T, A>& v) noexcept {
   return xsimd::abs(v);
+}
+
+/// -v by flipping the sign bit (exact for zeros and NaN). Never unary minus
+/// on a batch: xsimd 8.1 computes it as `0 - v` on AVX-512, which turns -0
+/// into +0 where SSE2 and AVX flip the bit.
+template <class T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
+LOWBIT_ALWAYS_INLINE T negate(T v) noexcept {
+  return -v;
+}
+template <class T, class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> negate(const xsimd::batch<T, A>& v) noexcept {
+  return xsimd::bitwise_xor(v, xsimd::batch<T, A>(T(-0.0)));
 }
 
 /// The magnitude of `mag` with the sign bit of `sgn` (NaN signs included).
