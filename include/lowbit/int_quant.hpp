@@ -339,23 +339,19 @@ struct int_quant {
     detail::with_rounding_mode(rounding, [&](auto mc) {
       constexpr rounding_mode M = decltype(mc)::value;
       detail::elementwise<3>(plan, xs.d.data, params, group, yd.data,
-                             [&](auto maskc, const T* xp, const std::array<const T*, 5>& pp,
-                                 const std::array<T, 5>& sv, T* yp, std::size_t n) {
+                             [&](auto maskc, const detail::piece<T, 5>& pc) {
         constexpr unsigned Mask = decltype(maskc)::value;
+        using detail::run_piece;
         if constexpr ((Mask & 4u) != 0) {
+          // Bit widths vary inside the piece.
           if (any_bipolar)
-            detail::run_contiguous<Mask, 0, 1, 2, 2, 2>(
-                detail::int_quant_mixed_kernel<S, M>{}, xp, pp, sv, yp, n, simd);
+            run_piece<Mask, 0, 1, 2, 2, 2>(detail::int_quant_mixed_kernel<S, M>{}, pc, simd);
           else
-            detail::run_contiguous<Mask, 0, 1, 2, 2, 2>(
-                detail::int_quant_kernel<S, M>{}, xp, pp, sv, yp, n, simd);
+            run_piece<Mask, 0, 1, 2, 2, 2>(detail::int_quant_kernel<S, M>{}, pc, simd);
+        } else if (pc.s[4] != T(0)) {
+          run_piece<Mask, 0, 1, 2, 2, 2>(detail::int_quant_bipolar_kernel<S>{}, pc, simd);
         } else {
-          if (sv[4] != T(0))
-            detail::run_contiguous<Mask, 0, 1, 2, 2, 2>(
-                detail::int_quant_bipolar_kernel<S>{}, xp, pp, sv, yp, n, simd);
-          else
-            detail::run_contiguous<Mask, 0, 1, 2, 2, 2>(
-                detail::int_quant_kernel<S, M>{}, xp, pp, sv, yp, n, simd);
+          run_piece<Mask, 0, 1, 2, 2, 2>(detail::int_quant_kernel<S, M>{}, pc, simd);
         }
       });
     });

@@ -177,36 +177,76 @@ LOWBIT_ALWAYS_INLINE void no_vectorize(I& i) noexcept {
 }
 
 /**
- * The contiguous kernel loop: `y[i] = k(x[i], params...)` for i < n. With
- * `simd`, whole batches first, then the scalar tail; without, all scalar.
- * `Bits` gives, per parameter, the mask bit of its group.
+ * One contiguous piece of work handed to a kernel: `n` elements of x and y,
+ * each parameter constant (`s[I]`) or loaded (`p[I]`, contiguous).
+ *
+ * Row mode (`rows > 0`): the piece is `rows` x `cols` elements, x and y
+ * contiguous, and every loaded parameter is constant along a row, at
+ * `p[I] + r * row_stride[I]` for row r. This is per-channel quantization on
+ * short rows: the parameter is broadcast once per row inside the loop,
+ * where it hides behind the division, instead of being expanded.
+ */
+template <class T, std::size_t NP>
+struct piece {
+  const T* x = nullptr;
+  T* y = nullptr;
+  std::array<const T*, NP> p{};
+  std::array<T, NP> s{};
+  std::size_t n = 0;
+  std::size_t rows = 0, cols = 0;
+  std::array<std::ptrdiff_t, NP> row_stride{};
+};
+
+/**
+ * The kernel loop: `y[i] = k(x[i], params...)` over a piece. With `simd`,
+ * whole batches first, then the scalar tail; without, all scalar. `Bits`
+ * gives, per parameter, the mask bit of its group.
  */
 template <unsigned Mask, std::size_t... Bits, class K, class T, std::size_t NP, std::size_t... I>
-LOWBIT_ALWAYS_INLINE void run_contiguous_impl(const K& k, const T* x, const std::array<const T*, NP>& p,
-                                              const std::array<T, NP>& s, T* y, std::size_t n,
-                                              bool simd, std::index_sequence<I...>) {
+LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& k, const piece<T, NP>& pc, bool simd,
+                                         std::index_sequence<I...>) {
   constexpr std::array<std::size_t, NP> bit{Bits...};
+  constexpr auto loaded = [](std::size_t b) { return ((Mask >> b) & 1u) != 0; };
+  using B = batch<T>;
+  constexpr std::size_t L = B::size;
+  const T* x = pc.x;
+  T* y = pc.y;
+  if (pc.rows != 0) {
+    for (std::size_t r = 0; r < pc.rows; ++r) {
+      const std::ptrdiff_t rr = static_cast<std::ptrdiff_t>(r);
+      const std::array<T, NP> rs{(loaded(bit[I]) ? pc.p[I][rr * pc.row_stride[I]] : pc.s[I])...};
+      const T* xr = x + r * pc.cols;
+      T* yr = y + r * pc.cols;
+      std::size_t i = 0;
+      if (simd) {
+        const std::array<B, NP> rb{B(rs[I])...};
+        for (; i + L <= pc.cols; i += L) detail::store(yr + i, k(load<B>(xr + i), rb[I]...));
+      }
+      for (; i < pc.cols; ++i) {
+        no_vectorize(i);
+        yr[i] = k(xr[i], rs[I]...);
+      }
+    }
+    return;
+  }
   std::size_t i = 0;
   if (simd) {
-    using B = batch<T>;
-    constexpr std::size_t L = B::size;
     // Splats built once, in registers (y stores cannot alias them).
-    const std::array<B, NP> sb{B(s[I])...};
-    for (; i + L <= n; i += L)
-      detail::store(y + i, k(load<B>(x + i), param_at<B, Mask, bit[I]>(p[I], sb[I], i)...));
+    const std::array<B, NP> sb{B(pc.s[I])...};
+    for (; i + L <= pc.n; i += L)
+      detail::store(y + i, k(load<B>(x + i), param_at<B, Mask, bit[I]>(pc.p[I], sb[I], i)...));
   }
-  const std::array<T, NP> ss = s;
-  for (; i < n; ++i) {
+  const std::array<T, NP> ss = pc.s;
+  for (; i < pc.n; ++i) {
     no_vectorize(i);
-    y[i] = k(x[i], param_at<T, Mask, bit[I]>(p[I], ss[I], i)...);
+    y[i] = k(x[i], param_at<T, Mask, bit[I]>(pc.p[I], ss[I], i)...);
   }
 }
 
 template <unsigned Mask, std::size_t... Bits, class K, class T, std::size_t NP>
-void run_contiguous(const K& k, const T* x, const std::array<const T*, NP>& p,
-                    const std::array<T, NP>& s, T* y, std::size_t n, bool simd) {
+void run_piece(const K& k, const piece<T, NP>& pc, bool simd) {
   static_assert(sizeof...(Bits) == NP);
-  run_contiguous_impl<Mask, Bits...>(k, x, p, s, y, n, simd, std::make_index_sequence<NP>{});
+  run_piece_impl<Mask, Bits...>(k, pc, simd, std::make_index_sequence<NP>{});
 }
 
 /// How one operand is read across a tile of `rows` x `cols` elements.
@@ -279,9 +319,9 @@ void scatter_tile(T* base, const tile_access& a, std::size_t cols, std::size_t j
 
 /**
  * Walks `plan` (operands: 0 = x, 1..NP = parameters, NP+1 = y) and hands
- * `chunk` contiguous pieces: `chunk(mask_constant, x, params, splats, y, n)`.
- * Parameter I is loaded (a contiguous pointer in `params[I]`) when bit
- * `group[I]` of the mask is set, else constant over the piece (`splats[I]`).
+ * `chunk` contiguous pieces: `chunk(mask_constant, const piece<T, NP>&)`.
+ * Parameter I is loaded when bit `group[I]` of the mask is set, else
+ * constant over the piece.
  *
  * The unit of work is a tile: the innermost run, or the two innermost
  * dimensions when runs are short. An operand that is neither constant nor
@@ -320,6 +360,11 @@ void elementwise(const loop_plan<NP + 2>& plan, const T* x, const std::array<con
       acc[1 + I].kind = tile_access::buffered;
       direct = false;
     }
+  // Row mode: x and y contiguous over a 2-D tile of rows long enough for
+  // whole batches, and every parameter constant along a row.
+  bool row_mode = two_d && !direct && cols >= 2 * batch<T>::size &&
+                  acc[0].kind == tile_access::contiguous && acc[N - 1].kind == tile_access::contiguous;
+  for (std::size_t I = 0; I < NP; ++I) row_mode = row_mode && acc[1 + I].col_stride == 0;
   // The outer loop: every dimension not in the tile.
   loop_plan<N> outer = plan;
   outer.rank = r - (two_d ? 2 : 1);
@@ -334,8 +379,19 @@ void elementwise(const loop_plan<NP + 2>& plan, const T* x, const std::array<con
       [&]<std::size_t... I>(std::index_sequence<I...>) {
         ((pt[I] = params[I] + off[1 + I], sv[I] = *pt[I]), ...);
       }(std::make_index_sequence<NP>{});
-      if (direct) {
-        chunk(mc, xt, pt, sv, yt, tile);
+      piece<T, NP> pc;
+      pc.p = pt;
+      pc.s = sv;
+      if (direct || row_mode) {
+        pc.x = xt;
+        pc.y = yt;
+        pc.n = tile;
+        if (row_mode) {
+          pc.rows = rows;
+          pc.cols = cols;
+          for (std::size_t I = 0; I < NP; ++I) pc.row_stride[I] = acc[1 + I].row_stride;
+        }
+        chunk(mc, pc);
         return;
       }
       for (std::size_t j0 = 0; j0 < tile; j0 += chunk_elems) {
@@ -345,18 +401,19 @@ void elementwise(const loop_plan<NP + 2>& plan, const T* x, const std::array<con
           gather_tile(xt, acc[0], cols, j0, m, buf[0]);
           xp = buf[0];
         }
-        std::array<const T*, NP> pp = pt;
         for (std::size_t I = 0; I < NP; ++I) {
           if (acc[1 + I].kind == tile_access::contiguous) {
-            pp[I] = pt[I] + j0;
+            pc.p[I] = pt[I] + j0;
           } else if (acc[1 + I].kind == tile_access::buffered) {
             gather_tile(pt[I], acc[1 + I], cols, j0, m, buf[1 + I]);
-            pp[I] = buf[1 + I];
+            pc.p[I] = buf[1 + I];
           }
         }
         const bool scatter = acc[N - 1].kind == tile_access::buffered;
-        T* yp = scatter ? buf[N - 1] : yt + j0;
-        chunk(mc, xp, pp, sv, yp, m);
+        pc.x = xp;
+        pc.y = scatter ? buf[N - 1] : yt + j0;
+        pc.n = m;
+        chunk(mc, pc);
         if (scatter) scatter_tile(yt, acc[N - 1], cols, j0, m, buf[N - 1]);
       }
     };
