@@ -1,0 +1,70 @@
+# Packaging test, run by ctest as
+#   cmake -DBUILD_DIR=... -DWORK_DIR=... -DGENERATOR=... -DCXX=... -DBUILD_TYPE=...
+#         -DPREFIX_PATH=... -DXSIMD_DIR=... -P lowbit_package_test.cmake
+# Installs the build tree to WORK_DIR/stage, writes a consumer project that
+# does find_package(lowbit CONFIG REQUIRED) and includes every public header,
+# then configures, builds and runs it.
+cmake_minimum_required(VERSION 3.21)
+
+foreach(var BUILD_DIR WORK_DIR GENERATOR CXX)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "lowbit_package_test: ${var} not set")
+  endif()
+endforeach()
+
+set(stage "${WORK_DIR}/stage")
+set(src "${WORK_DIR}/consumer")
+set(bin "${WORK_DIR}/consumer-build")
+file(REMOVE_RECURSE "${stage}" "${src}" "${bin}")
+
+set(config_args)
+if(BUILD_TYPE)
+  set(config_args --config "${BUILD_TYPE}")
+endif()
+execute_process(
+  COMMAND "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${stage}" ${config_args}
+  COMMAND_ERROR_IS_FATAL ANY)
+
+# Every installed public header (not detail/), included once each.
+file(GLOB_RECURSE headers RELATIVE "${stage}/include" "${stage}/include/lowbit/*.hpp")
+list(FILTER headers EXCLUDE REGEX "/detail/")
+list(SORT headers)
+if(NOT headers)
+  message(FATAL_ERROR "lowbit_package_test: no headers installed under ${stage}/include/lowbit")
+endif()
+set(includes "")
+foreach(h IN LISTS headers)
+  string(APPEND includes "#include <${h}>\n")
+endforeach()
+file(WRITE "${src}/main.cpp" "${includes}\nint main() { return 0; }\n")
+
+file(WRITE "${src}/CMakeLists.txt" [=[
+cmake_minimum_required(VERSION 3.21)
+project(lowbit_consumer LANGUAGES CXX)
+find_package(lowbit 0.1 CONFIG REQUIRED)
+message(STATUS "consumer: lowbit ${lowbit_VERSION} from ${lowbit_DIR}")
+add_executable(consumer main.cpp)
+target_link_libraries(consumer PRIVATE lowbit::lowbit)
+]=])
+
+# Settings go through an initial-cache file: lists survive it unsplit.
+list(PREPEND PREFIX_PATH "${stage}")
+set(init "set(CMAKE_CXX_COMPILER [==[${CXX}]==] CACHE FILEPATH \"\")\n")
+string(APPEND init "set(CMAKE_PREFIX_PATH [==[${PREFIX_PATH}]==] CACHE STRING \"\")\n")
+string(APPEND init "set(CMAKE_FIND_USE_PACKAGE_REGISTRY OFF CACHE BOOL \"\")\n")
+if(XSIMD_DIR)
+  string(APPEND init "set(xsimd_DIR [==[${XSIMD_DIR}]==] CACHE PATH \"\")\n")
+endif()
+if(BUILD_TYPE)
+  string(APPEND init "set(CMAKE_BUILD_TYPE [==[${BUILD_TYPE}]==] CACHE STRING \"\")\n")
+endif()
+file(WRITE "${WORK_DIR}/init.cmake" "${init}")
+set(configure_args -G "${GENERATOR}" -S "${src}" -B "${bin}" -C "${WORK_DIR}/init.cmake")
+execute_process(COMMAND "${CMAKE_COMMAND}" ${configure_args} COMMAND_ERROR_IS_FATAL ANY)
+execute_process(COMMAND "${CMAKE_COMMAND}" --build "${bin}" ${config_args} COMMAND_ERROR_IS_FATAL ANY)
+
+file(GLOB_RECURSE exe "${bin}/consumer" "${bin}/*/consumer" "${bin}/consumer.exe" "${bin}/*/consumer.exe")
+list(GET exe 0 exe)
+execute_process(COMMAND "${exe}" COMMAND_ERROR_IS_FATAL ANY)
+list(LENGTH headers n)
+message(STATUS "lowbit_package_test: installed package found, ${n} public headers compiled, consumer ran")

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Builds and runs lowbit's main example, examples/rounding_table.cpp.
+# Arguments are passed on to the example.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+./scripts/setup.sh >&2
+
+log=$(mktemp "${TMPDIR:-/tmp}/lowbit-main.XXXXXX")
+trap 'rm -f "$log"' EXIT
+if ! { cmake --preset default && cmake --build --preset default --target lowbit-example-rounding_table; } >"$log" 2>&1; then
+  cat "$log" >&2
+  echo "main: build failed" >&2
+  exit 1
+fi
+
+exec ./build/examples/lowbit-example-rounding_table "$@"
