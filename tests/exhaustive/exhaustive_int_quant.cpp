@@ -26,11 +26,13 @@ struct config {
 
 // One per mode; semantics, signedness, narrow and the parameters vary so the
 // sweeps also cover the exact-semantics formulas, unsigned clamps, a zero
-// point, a subnormal-producing scale and the bipolar path.
+// point, a tiny scale and the bipolar path. (A subnormal scale is covered by
+// the unit tests only: every division by it takes a microcode assist, which
+// would make one sweep take longer than CI allows.)
 const config configs[] = {
     {lowbit::rounding_mode::half_even, false, true, false, 0.05f, 0.0f, 8.0f},
     {lowbit::rounding_mode::ceil, true, false, false, 0.37f, 3.0f, 4.0f},
-    {lowbit::rounding_mode::floor, false, true, true, 1e-40f, -2.0f, 16.0f},
+    {lowbit::rounding_mode::floor, false, true, true, 3e-5f, -2.0f, 16.0f},
     {lowbit::rounding_mode::up, true, true, false, 3.0f, 0.5f, 24.0f},
     {lowbit::rounding_mode::down, false, false, true, 0.125f, 0.0f, 2.0f},
     {lowbit::rounding_mode::half_up, false, true, false, 1.0f, 0.0f, 24.0f},
