@@ -288,15 +288,7 @@ struct int_quant {
     // Validate everything before writing anything.
     detail::check_rounding_mode(rounding, name);
     const bool bipolar = all_bipolar(bs);  // validates the bit widths
-    if constexpr (S == semantics::exact) {
-      detail::visit_elements(ss.d, [&](T s, std::size_t i) {
-        if (!(s > T(0) && s <= std::numeric_limits<T>::max()))
-          throw error(std::string(name) + " (exact semantics): " +
-                      detail::element_name("scale", ss.d, i) + " = " + detail::format_value(s) +
-                      " is invalid; expected a finite value > 0");
-        return true;
-      });
-    }
+    if constexpr (S == semantics::exact) detail::check_scale_positive(name, "scale", ss.d);
     const shape out = plan_shape(xs, ss, zs, bs, bipolar);
     detail::check_output(name, yd, out);
 

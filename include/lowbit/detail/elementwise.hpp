@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <array>
 #include <cstddef>
 #include <string>
@@ -116,6 +117,17 @@ void visit_elements(const nd<const T>& t, F&& f) {
       idx[r] = 0;
     }
   }
+}
+
+/// Exact semantics: every element of a scale tensor must be finite and > 0.
+template <class T>
+void check_scale_positive(const char* op, const char* name, const nd<const T>& s) {
+  visit_elements(s, [&](T v, std::size_t i) {
+    if (!(v > T(0) && v <= std::numeric_limits<T>::max()))
+      throw error(std::string(op) + " (exact semantics): " + element_name(name, s, i) + " = " +
+                  format_value(v) + " is invalid; expected a finite value > 0");
+    return true;
+  });
 }
 
 /// Checks that `y` has exactly the broadcast shape and never writes one

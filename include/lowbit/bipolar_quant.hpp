@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * @file bipolar_quant.hpp
+ * QONNX BipolarQuant: binarization to {-scale, +scale}.
+ * The whole semantics is in docs/semantics.md ("BipolarQuant").
+ */
+#ifndef LOWBIT_BIPOLAR_QUANT_HPP
+#define LOWBIT_BIPOLAR_QUANT_HPP
+
+#include <array>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "broadcast.hpp"
+#include "config.hpp"
+#include "detail/elementwise.hpp"
+#include "detail/simd.hpp"
+#include "error.hpp"
+#include "view.hpp"
+
+namespace lowbit {
+
+namespace detail {
+
+/// q = +1 for x >= 0 (-0 included), -1 below; NaN gives -1 in reference
+/// (QONNX's np.where) and NaN in exact. Y = q * scale.
+template <semantics S>
+struct bipolar_quant_kernel {
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V operator()(V x, V scale) const noexcept {
+    using T = lane_t<V>;
+    V q = detail::select(x >= V(T(0)), V(T(1)), V(T(-1)));
+    if constexpr (S == semantics::exact) q = detail::select(detail::is_nan(x), x, q);
+    return q * scale;
+  }
+};
+
+}  // namespace detail
+
+/**
+ * QONNX BipolarQuant: `Y = (X >= 0 ? +1 : -1) * scale`, with scale broadcast
+ * against X (numpy rules; the output can have a higher rank than X).
+ *
+ * -0 counts as >= 0 and gives +scale. NaN gives -scale in the reference
+ * semantics (QONNX) and NaN in the exact semantics, which also rejects a
+ * scale that is not finite and > 0.
+ *
+ * Arguments are as for lowbit::int_quant: views of float or double, scalars
+ * for the scale; y may be x.
+ *
+ * @throws lowbit::error for shapes that do not broadcast, a y of the wrong
+ *         shape, and (exact) an invalid scale. Nothing is written then.
+ *
+ * **Example**:
+ * ```
+ * std::vector<float> x{0.3f, -0.0f, -2.0f}, y(3);
+ * lowbit::bipolar_quant<>{}(x, 0.5f, y);  // y = {0.5, 0.5, -0.5}
+ * ```
+ */
+template <semantics S = semantics::reference>
+struct bipolar_quant {
+  /// Run the SIMD body (true) or the scalar kernel only (false); the results
+  /// are identical bit for bit.
+  bool use_simd = true;
+
+  static constexpr const char* name = "lowbit::bipolar_quant";
+
+  /// The broadcast shape of x and scale.
+  template <tensor_arg X, tensor_arg Scale>
+  shape output_shape(const X& x, const Scale& scale) const {
+    using T = std::remove_cv_t<detail::element_t<const X&>>;
+    detail::tensor_in<T> xs(x), ss(scale);
+    return broadcast_shape({xs.get_shape(), ss.get_shape()}, {"x", "scale"}, name);
+  }
+
+  /// Binarizes x into y. See the class documentation.
+  template <tensor_arg X, tensor_arg Scale, tensor_arg Y>
+  void operator()(const X& x, const Scale& scale, Y&& y) const {
+    using T = std::remove_cv_t<detail::element_t<const X&>>;
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                  "lowbit::bipolar_quant works on float and double tensors");
+    detail::tensor_in<T> xs(x), ss(scale);
+    detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
+    if constexpr (S == semantics::exact) detail::check_scale_positive(name, "scale", ss.d);
+    const shape out = broadcast_shape({xs.get_shape(), ss.get_shape()}, {"x", "scale"}, name);
+    detail::check_output(name, yd, out);
+    const auto plan = detail::make_plan<3>(out, {&xs.d, &ss.d, &yd});
+    const std::array<const T*, 1> params{ss.d.data};
+    constexpr std::array<unsigned, 1> group{0};
+    const bool simd = use_simd;
+    detail::elementwise<1>(plan, xs.d.data, params, group, yd.data,
+                           [&](auto maskc, const detail::piece<T, 1>& pc) {
+      constexpr unsigned Mask = decltype(maskc)::value;
+      detail::run_piece<Mask, 0>(detail::bipolar_quant_kernel<S>{}, pc, simd);
+    });
+  }
+};
+
+}  // namespace lowbit
+
+#endif  // LOWBIT_BIPOLAR_QUANT_HPP

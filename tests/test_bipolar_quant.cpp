@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests for include/lowbit/bipolar_quant.hpp.
+#include <lowbit/bipolar_quant.hpp>
+
+#include <cmath>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "support/catch.hpp"
+#include "support/test_util.hpp"
+
+using lowbit::semantics;
+using lowbit::shape;
+using lowbit::strided_view;
+using lowbit_test::bits;
+
+namespace {
+constexpr float nan_f = std::numeric_limits<float>::quiet_NaN();
+constexpr float inf = std::numeric_limits<float>::infinity();
+}  // namespace
+
+TEST_CASE("bipolar_quant: sign times scale, -0 counts as positive", "[bipolar_quant]") {
+  std::vector<float> x{0.3f, -0.0f, 0.0f, -2.0f, inf, -inf, std::numeric_limits<float>::denorm_min(),
+                       -std::numeric_limits<float>::denorm_min()};
+  std::vector<float> y(x.size());
+  lowbit::bipolar_quant<>{}(x, 0.5f, y);
+  const std::vector<float> want{0.5f, 0.5f, 0.5f, -0.5f, 0.5f, -0.5f, 0.5f, -0.5f};
+  for (std::size_t i = 0; i < x.size(); ++i) CHECK(bits(y[i]) == bits(want[i]));
+  lowbit::bipolar_quant<semantics::exact>{}(x, 0.5f, y);
+  for (std::size_t i = 0; i < x.size(); ++i) CHECK(bits(y[i]) == bits(want[i]));
+}
+
+TEST_CASE("bipolar_quant: NaN gives -scale in reference and NaN in exact", "[bipolar_quant]") {
+  std::vector<float> x{nan_f, -nan_f}, y(2);
+  lowbit::bipolar_quant<>{}(x, 3.0f, y);
+  CHECK(y[0] == -3.0f);
+  CHECK(y[1] == -3.0f);
+  lowbit::bipolar_quant<semantics::exact>{}(x, 3.0f, y);
+  CHECK(std::isnan(y[0]));
+  CHECK(std::isnan(y[1]));
+}
+
+TEST_CASE("bipolar_quant: per-channel scale, rank growth, SIMD equals scalar", "[bipolar_quant]") {
+  const std::vector<float> x = lowbit_test::mixed_values<float>(3 * 41, 21);
+  const std::vector<float> s{0.5f, 2.0f, 1e-40f};
+  lowbit::bipolar_quant<semantics::exact> op;
+  CHECK(op.output_shape(strided_view<const float>(x.data(), {41}),
+                        strided_view<const float>(s.data(), {3, 1})) == shape{3, 41});
+  std::vector<float> a(3 * 41), b(3 * 41);
+  op(strided_view<const float>(x.data(), {3, 41}), strided_view<const float>(s.data(), {3, 1}), 
+     strided_view<float>(a.data(), {3, 41}));
+  op.use_simd = false;
+  op(strided_view<const float>(x.data(), {3, 41}), strided_view<const float>(s.data(), {3, 1}),
+     strided_view<float>(b.data(), {3, 41}));
+  CHECK(lowbit_test::first_bit_difference(a, b) == -1);
+  for (std::size_t c = 0; c < 3; ++c)
+    for (std::size_t i = 0; i < 41; ++i) {
+      const float xi = x[c * 41 + i];
+      const float want = std::isnan(xi) ? nan_f : (xi >= 0 ? s[c] : -s[c]);
+      if (std::isnan(want))
+        CHECK(std::isnan(a[c * 41 + i]));
+      else
+        CHECK(bits(a[c * 41 + i]) == bits(want));
+    }
+  // Every tail length, both paths.
+  for (std::size_t n = 0; n <= 2 * xsimd::batch<float>::size + 1; ++n) {
+    std::vector<float> xs(x.begin(), x.begin() + n), ya(n + 1, 7.0f), yb(n + 1, 7.0f);
+    lowbit::bipolar_quant<> r;
+    r(xs, 0.25f, std::span<float>(ya.data(), n));
+    r.use_simd = false;
+    r(xs, 0.25f, std::span<float>(yb.data(), n));
+    CHECK(lowbit_test::first_bit_difference(ya, yb) == -1);
+    CHECK(ya[n] == 7.0f);
+  }
+}
+
+TEST_CASE("bipolar_quant: errors leave y untouched", "[bipolar_quant][errors]") {
+  std::vector<float> x{1, 2, 3}, y(3, 9.0f);
+  std::vector<float> s2{1, 2};
+  REQUIRE_THROWS_WITH(lowbit::bipolar_quant<>{}(x, s2, y), lowbit_test::contains_substring("do not broadcast"));
+  std::vector<float> y2(2, 9.0f);
+  REQUIRE_THROWS_WITH(lowbit::bipolar_quant<>{}(x, 1.0f, y2), lowbit_test::contains_substring("y has shape [2]"));
+  for (float bad : {0.0f, -1.0f, inf, nan_f})
+    REQUIRE_THROWS_WITH(lowbit::bipolar_quant<semantics::exact>{}(x, bad, y),
+                        lowbit_test::contains_substring("scale"));
+  CHECK_NOTHROW(lowbit::bipolar_quant<>{}(x, -1.0f, std::vector<float>(3)));  // reference computes it
+  for (float v : y) CHECK(v == 9.0f);
+  for (float v : y2) CHECK(v == 9.0f);
+}
