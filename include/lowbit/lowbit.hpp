@@ -10,8 +10,10 @@
 #include "broadcast.hpp"
 #include "config.hpp"
 #include "error.hpp"
+#include "float_quant.hpp"
 #include "int_quant.hpp"
 #include "rounding.hpp"
+#include "trunc.hpp"
 #include "view.hpp"
 
 #endif  // LOWBIT_LOWBIT_HPP

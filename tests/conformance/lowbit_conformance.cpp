@@ -24,6 +24,8 @@
  * cannot be read or parsed, 2 on a usage error.
  */
 #include <lowbit/lowbit.hpp>
+#include <lowbit/float_quant.hpp>
+#include <lowbit/trunc.hpp>
 
 #include "qcv.hpp"
 
@@ -177,20 +179,103 @@ void run_int_quant(const qcv::test_case& c, semantics s, output_buffer& out) {
 
 // Trunc (opset 2): inputs X scale zeropt in_bitwidth out_scale out_bitwidth;
 // attributes signed, narrow, rounding_mode.
-//   Handler goes here: run_trunc, built like run_int_quant on lowbit's
-//   Trunc functor; then replace nullptr by &run_trunc in the table.
+template <semantics S>
+void run_trunc_as(const qcv::test_case& c, output_buffer& out) {
+  lowbit::trunc<S> op;
+  op.is_signed = bool_attribute(c, "signed");
+  op.narrow = bool_attribute(c, "narrow");
+  op.rounding = lowbit::parse_rounding_mode(c.attribute_value("rounding_mode"));
+  const input_data x(c.input(0)), scale(c.input(1)), zeropt(c.input(2)), in_bw(c.input(3)),
+      out_scale(c.input(4)), out_bw(c.input(5));
+  const auto xv = x.view();
+  const auto sv = scale.view();
+  const auto zv = zeropt.view();
+  const auto iv = in_bw.view();
+  const auto ov = out_scale.view();
+  const auto bv = out_bw.view();
+  auto yv = out.allocate(op.output_shape(xv, sv, zv, iv, ov, bv));
+  op(xv, sv, zv, iv, ov, bv, yv);
+}
+
+void run_trunc(const qcv::test_case& c, semantics s, output_buffer& out) {
+  if (s == semantics::exact)
+    run_trunc_as<semantics::exact>(c, out);
+  else
+    run_trunc_as<semantics::reference>(c, out);
+}
 
 // TruncV1 (opset 1): inputs X scale zeropt in_bitwidth out_bitwidth;
 // attribute rounding_mode.
-//   Handler goes here: run_trunc_v1; then replace nullptr by &run_trunc_v1.
+template <semantics S>
+void run_trunc_v1_as(const qcv::test_case& c, output_buffer& out) {
+  lowbit::trunc_v1<S> op;
+  op.rounding = lowbit::parse_rounding_mode(c.attribute_value("rounding_mode"));
+  const input_data x(c.input(0)), scale(c.input(1)), zeropt(c.input(2)), in_bw(c.input(3)),
+      out_bw(c.input(4));
+  const auto xv = x.view();
+  const auto sv = scale.view();
+  const auto zv = zeropt.view();
+  const auto iv = in_bw.view();
+  const auto bv = out_bw.view();
+  auto yv = out.allocate(op.output_shape(xv, sv, zv, iv, bv));
+  op(xv, sv, zv, iv, bv, yv);
+}
+
+void run_trunc_v1(const qcv::test_case& c, semantics s, output_buffer& out) {
+  if (s == semantics::exact)
+    run_trunc_v1_as<semantics::exact>(c, out);
+  else
+    run_trunc_v1_as<semantics::reference>(c, out);
+}
 
 // BipolarQuant: inputs X scale; no attributes.
-//   Handler goes here: run_bipolar_quant; then replace nullptr by &run_bipolar_quant.
+template <semantics S>
+void run_bipolar_quant_as(const qcv::test_case& c, output_buffer& out) {
+  lowbit::bipolar_quant<S> op;
+  const input_data x(c.input(0)), scale(c.input(1));
+  const auto xv = x.view();
+  const auto sv = scale.view();
+  auto yv = out.allocate(op.output_shape(xv, sv));
+  op(xv, sv, yv);
+}
+
+void run_bipolar_quant(const qcv::test_case& c, semantics s, output_buffer& out) {
+  if (s == semantics::exact)
+    run_bipolar_quant_as<semantics::exact>(c, out);
+  else
+    run_bipolar_quant_as<semantics::reference>(c, out);
+}
 
 // FloatQuant: inputs X scale exponent_bitwidth mantissa_bitwidth exponent_bias
 // max_val; attributes rounding_mode, has_inf, has_nan, has_subnormal,
 // saturation (the last four 0/1).
-//   Handler goes here: run_float_quant; then replace nullptr by &run_float_quant.
+template <semantics S>
+void run_float_quant_as(const qcv::test_case& c, output_buffer& out) {
+  lowbit::float_quant<S> op;
+  op.rounding = lowbit::parse_rounding_mode(c.attribute_value("rounding_mode"));
+  op.has_inf = bool_attribute(c, "has_inf");
+  op.has_nan = bool_attribute(c, "has_nan");
+  op.has_subnormal = bool_attribute(c, "has_subnormal");
+  op.saturation = bool_attribute(c, "saturation");
+  const input_data x(c.input(0)), scale(c.input(1)), ebw(c.input(2)), mbw(c.input(3)), bias(c.input(4)),
+      maxv(c.input(5));
+  const auto xv = x.view();
+  const auto sv = scale.view();
+  const auto ev = ebw.view();
+  const auto mv = mbw.view();
+  const auto bv = bias.view();
+  const auto vv = maxv.view();
+  const lowbit::shape ys = op.output_shape(xv, sv, ev, mv, bv, vv);
+  auto yv = out.allocate(ys);
+  op(xv, sv, ev, mv, bv, vv, yv);
+}
+
+void run_float_quant(const qcv::test_case& c, semantics s, output_buffer& out) {
+  if (s == semantics::exact)
+    run_float_quant_as<semantics::exact>(c, out);
+  else
+    run_float_quant_as<semantics::reference>(c, out);
+}
 
 struct op_handler {
   std::string_view op;  ///< the `op` name as written in the file
@@ -201,10 +286,10 @@ struct op_handler {
 constexpr op_handler handlers[] = {
     {"IntQuant", &run_int_quant},
     {"Quant", &run_int_quant},  // QONNX's older name for IntQuant
-    {"Trunc", nullptr},         // future: &run_trunc
-    {"TruncV1", nullptr},       // future: &run_trunc_v1
-    {"BipolarQuant", nullptr},  // future: &run_bipolar_quant
-    {"FloatQuant", nullptr},    // future: &run_float_quant
+    {"Trunc", &run_trunc},
+    {"TruncV1", &run_trunc_v1},
+    {"BipolarQuant", &run_bipolar_quant},
+    {"FloatQuant", &run_float_quant},
 };
 
 const op_handler* find_handler(std::string_view op) {

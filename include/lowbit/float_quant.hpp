@@ -1,0 +1,535 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * @file float_quant.hpp
+ * QONNX FloatQuant: fake-quantization to a minifloat grid (FP8, FP6, FP4,
+ * bfloat16, ...) and back. The whole semantics, step by step, is in
+ * docs/semantics.md ("FloatQuant").
+ */
+#ifndef LOWBIT_FLOAT_QUANT_HPP
+#define LOWBIT_FLOAT_QUANT_HPP
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "broadcast.hpp"
+#include "config.hpp"
+#include "detail/elementwise.hpp"
+#include "detail/simd.hpp"
+#include "error.hpp"
+#include "rounding.hpp"
+#include "view.hpp"
+
+namespace lowbit {
+
+namespace detail {
+
+// ---- int32 lanes next to float lanes ----------------------------------------
+
+template <class V>
+struct fq_int {
+  using type = std::int32_t;
+};
+template <class A>
+struct fq_int<xsimd::batch<float, A>> {
+  using type = xsimd::batch<std::int32_t, A>;
+};
+template <class V>
+using fq_int_t = typename fq_int<V>::type;
+
+LOWBIT_ALWAYS_INLINE std::int32_t fq_bits(float v) noexcept { return std::bit_cast<std::int32_t>(v); }
+template <class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<std::int32_t, A> fq_bits(const xsimd::batch<float, A>& v) noexcept {
+  return detail::bit_cast_batch<std::int32_t>(v);
+}
+LOWBIT_ALWAYS_INLINE float fq_float(std::int32_t v) noexcept { return std::bit_cast<float>(v); }
+template <class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<float, A> fq_float(const xsimd::batch<std::int32_t, A>& v) noexcept {
+  return detail::bit_cast_batch<float>(v);
+}
+/// Float holding a small integer value -> int32 (exact).
+LOWBIT_ALWAYS_INLINE std::int32_t fq_to_int(float v) noexcept { return static_cast<std::int32_t>(v); }
+template <class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<std::int32_t, A> fq_to_int(const xsimd::batch<float, A>& v) noexcept {
+  return xsimd::batch_cast<std::int32_t>(v);
+}
+LOWBIT_ALWAYS_INLINE std::int32_t fq_imax(std::int32_t a, std::int32_t b) noexcept { return a > b ? a : b; }
+LOWBIT_ALWAYS_INLINE std::int32_t fq_imin(std::int32_t a, std::int32_t b) noexcept { return a < b ? a : b; }
+template <class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<std::int32_t, A> fq_imax(const xsimd::batch<std::int32_t, A>& a,
+                                                           const xsimd::batch<std::int32_t, A>& b) noexcept {
+  return xsimd::select(a > b, a, b);
+}
+template <class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<std::int32_t, A> fq_imin(const xsimd::batch<std::int32_t, A>& a,
+                                                           const xsimd::batch<std::int32_t, A>& b) noexcept {
+  return xsimd::select(a < b, a, b);
+}
+LOWBIT_ALWAYS_INLINE std::int32_t fq_iselect(bool m, std::int32_t a, std::int32_t b) noexcept {
+  return m ? a : b;
+}
+template <class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<std::int32_t, A> fq_iselect(
+    const xsimd::batch_bool<std::int32_t, A>& m, const xsimd::batch<std::int32_t, A>& a,
+    const xsimd::batch<std::int32_t, A>& b) noexcept {
+  return xsimd::select(m, a, b);
+}
+LOWBIT_ALWAYS_INLINE std::int32_t fq_gather(const std::int32_t* t, std::int32_t i) noexcept { return t[i]; }
+template <class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<std::int32_t, A> fq_gather(const std::int32_t* t,
+                                                             const xsimd::batch<std::int32_t, A>& i) noexcept {
+  return xsimd::batch<std::int32_t, A>::gather(t, i);
+}
+LOWBIT_ALWAYS_INLINE bool fq_any(bool a) noexcept { return a; }
+LOWBIT_ALWAYS_INLINE bool fq_all(bool a) noexcept { return a; }
+template <class T, class A>
+LOWBIT_ALWAYS_INLINE bool fq_all(const xsimd::batch_bool<T, A>& a) noexcept {
+  return xsimd::all(a);
+}
+template <class T, class A>
+LOWBIT_ALWAYS_INLINE bool fq_any(const xsimd::batch_bool<T, A>& a) noexcept {
+  return xsimd::any(a);
+}
+LOWBIT_ALWAYS_INLINE bool fq_and(bool a, bool b) noexcept { return a && b; }
+LOWBIT_ALWAYS_INLINE bool fq_or(bool a, bool b) noexcept { return a || b; }
+template <class T, class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch_bool<T, A> fq_and(const xsimd::batch_bool<T, A>& a,
+                                                    const xsimd::batch_bool<T, A>& b) noexcept {
+  return a & b;
+}
+template <class T, class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch_bool<T, A> fq_or(const xsimd::batch_bool<T, A>& a,
+                                                   const xsimd::batch_bool<T, A>& b) noexcept {
+  return a | b;
+}
+
+/// 2^u as a float for any int32 u: exact for -149 <= u <= 127, +0 below
+/// (2^-150 rounds to even, i.e. 0), +inf above. Two normal powers of two and
+/// one correctly rounded product.
+template <class I>
+LOWBIT_ALWAYS_INLINE auto fq_pow2(const I& u) noexcept {
+  const I u1 = fq_imin(fq_imax(u, I(-126)), I(127));
+  const I u2 = fq_imin(fq_imax(u - u1, I(-126)), I(1));
+  const auto p1 = fq_float(I((u1 + I(127)) << 23));
+  const auto p2 = fq_float(I((u2 + I(127)) << 23));
+  return p1 * p2;
+}
+
+/**
+ * The rounding of float32 log2 near powers of two, per biased exponent `be`
+ * of a normal a: floor(fl32(log2 a)) = (be - 127) + (mantissa(a) >= t[be]).
+ * fl32(log2 a) is the correctly rounded float32 log2, which rounds values
+ * just below 2^K up to K when the distance is below half a float32 spacing
+ * at K (QUIRKS.md 7). Entries 0 and 255 never adjust.
+ */
+inline const std::int32_t* log2_roundup_thresholds() {
+  static const std::array<std::int32_t, 256> table = [] {
+    std::array<std::int32_t, 256> t{};
+    t.fill(std::int32_t(1) << 23);
+    const long double ln2 = std::log(2.0L);
+    for (int be = 1; be <= 254; ++be) {
+      const int K = be - 127 + 1;
+      const float Kf = static_cast<float>(K);
+      std::int32_t j = 0;
+      while (j < (std::int32_t(1) << 23)) {
+        // a = 2^K (1 - (j+1) 2^-24): log2 a = K + log1p(-(j+1) 2^-24) / ln 2.
+        const long double l =
+            static_cast<long double>(K) + std::log1p(-std::ldexp(static_cast<long double>(j + 1), -24)) / ln2;
+        if (!(static_cast<float>(l) >= Kf)) break;
+        ++j;
+      }
+      // j <= 44 for every binade (|K| <= 128): the kernel only consults the
+      // table for mantissas within 64 ulps of the top.
+      t[static_cast<std::size_t>(be)] = (std::int32_t(1) << 23) - j;
+    }
+    return t;
+  }();
+  return table.data();
+}
+
+/// How an overflow is resolved: 0 saturate (+-max), 1 +-inf, 2 NaN.
+enum class fq_overflow { saturate, infinity, nan };
+
+/**
+ * QONNX's float32 evaluation (reference semantics): the exponent is
+ * floor(fl32(log2(fl32(|x| + FLT_MIN)))) - m, raised to emin; the internal
+ * scale 2^e is a float32 value (0 below 2^-150, inf above 2^127); x / 2^e and
+ * r * 2^e are IEEE operations; the overflow masks follow QONNX.
+ */
+template <rounding_mode M, fq_overflow OV>
+struct float_quant_ref_kernel {
+  const std::int32_t* thr;
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V operator()(V X, V scale, V mant, V emin, V maxv) const noexcept {
+    using I = fq_int_t<V>;
+    const V x = X / scale;
+    const V a = detail::abs(x) + V(std::numeric_limits<float>::min());
+    const I ab = fq_bits(a);
+    const I be = (ab >> 23) & I(0xff);
+    const I mb = ab & I(0x7fffff);
+    I k = be - I(127);
+    // Only mantissas within 64 ulps of the top of their binade can round up.
+    const auto near_top = mb >= I(0x7fffff - 63);
+    if (fq_any(near_top)) k = k + fq_iselect(mb >= fq_gather(thr, be), I(1), I(0));
+    // a = inf or NaN: log2 is inf/NaN, 2^e = inf, x / 2^e = NaN.
+    k = fq_iselect(be == I(255), I(1000), k);
+    const I e = fq_imax(k - fq_to_int(mant), fq_to_int(emin));
+    const V p = fq_pow2(e);
+    // x / 2^e = x * 2^-e (the same real number, rounded once) whenever 2^-e
+    // is a float and 2^e finite, i.e. -127 <= e <= 127; elsewhere (2^e zero, subnormal
+    // below 2^-127, or inf) divide.
+    const auto direct = (e >= I(-127)) & (e <= I(127));
+    V y = x * fq_pow2(I(I(0) - e));
+    if (!fq_all(direct)) y = fq_float(fq_iselect(direct, fq_bits(y), fq_bits(V(x / p))));
+    const V r = detail::round_integral<semantics::reference, M>(y);
+    V q = r * p;
+    const V nmax = detail::negate(maxv);
+    if constexpr (OV == fq_overflow::saturate) {
+      q = detail::select(q < nmax, nmax, q);
+      q = detail::select(q > maxv, maxv, q);
+    } else if constexpr (OV == fq_overflow::infinity) {
+      const V inf(std::numeric_limits<float>::infinity());
+      q = detail::select(q > maxv, inf, detail::select(q < nmax, detail::negate(inf), q));
+    } else {
+      const auto bad = fq_or(fq_or(q > maxv, q < nmax), detail::abs(q) == V(std::numeric_limits<float>::infinity()));
+      q = detail::select(bad, V(std::numeric_limits<float>::quiet_NaN()), q);
+    }
+    return q * scale;
+  }
+};
+
+/**
+ * The exact semantics (FORMAT.md rule 7): e = floor(log2|x|) from the bits,
+ * u = max(e - m, emin), q = 2^u R(x / 2^u) computed exactly, overflow
+ * decided on |q| > max after rounding.
+ */
+template <rounding_mode M, fq_overflow OV>
+struct float_quant_exact_kernel {
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V operator()(V X, V scale, V mant, V emin, V maxv) const noexcept {
+    using I = fq_int_t<V>;
+    const V x = X / scale;
+    const V ax = detail::abs(x);
+    // Subnormals are normalised by an exact power-of-two product.
+    const I xb = fq_bits(x);
+    const auto sub = ((xb >> 23) & I(0xff)) == I(0);
+    const V xs = x * V(16777216.0f);
+    const I nb = fq_iselect(sub, fq_bits(xs), xb);
+    const I be = (nb >> 23) & I(0xff);
+    const I e = be - I(127) - fq_iselect(sub, I(24), I(0));
+    const I u = fq_imax(e - fq_to_int(mant), fq_to_int(emin));
+    const I d = u - e;  // >= -m >= -23
+    // y = x * 2^-u if d <= 2 (exact: x's significand with exponent -d),
+    // else x's significand scaled into [1/4, 1/2): for d >= 2 the true |x / 2^u| is below
+    // 1/2 and nonzero, and every rounding mode treats +-[1/4, 1/2) alike.
+    const V y = fq_float(I((nb & I(std::int32_t(0x807fffff))) | I((I(127) - fq_imin(d, I(2))) << 23)));
+    const V r = detail::round_integral<semantics::exact, M>(y);
+    V q = r * fq_pow2(u);                         // exact, or +-inf when 2^u > 2^127
+    q = detail::select(r == V(0.0f), r, q);       // a zero keeps x's sign (no 0 * inf)
+    // +-0, +-inf and NaN pass through (inf then overflows below).
+    const auto finite_nonzero = fq_and(ax > V(0.0f), ax <= V(std::numeric_limits<float>::max()));
+    q = detail::select(finite_nonzero, q, x);
+    const auto over = detail::abs(q) > maxv;
+    if constexpr (OV == fq_overflow::saturate) {
+      q = detail::select(over, detail::copysign(maxv, q), q);
+    } else if constexpr (OV == fq_overflow::infinity) {
+      q = detail::select(over, detail::copysign(V(std::numeric_limits<float>::infinity()), q), q);
+    } else {
+      q = detail::select(over, V(std::numeric_limits<float>::quiet_NaN()), q);
+    }
+    return q * scale;
+  }
+};
+
+/// Offset of the element of `g` that broadcasts to index `idx` of a shape of rank R.
+inline std::ptrdiff_t broadcast_offset(const nd_geom& g, const std::array<std::size_t, max_rank>& idx,
+                                       std::size_t R) {
+  std::ptrdiff_t off = 0;
+  const std::size_t lead = R - g.rank;
+  for (std::size_t i = 0; i < g.rank; ++i)
+    if (g.ext[i] != 1) off += static_cast<std::ptrdiff_t>(idx[lead + i]) * g.str[i];
+  return off;
+}
+
+/// Row-major flat index of a tensor element (for messages).
+inline std::size_t broadcast_flat(const nd_geom& g, const std::array<std::size_t, max_rank>& idx,
+                                  std::size_t R) {
+  std::size_t flat = 0;
+  const std::size_t lead = R - g.rank;
+  for (std::size_t i = 0; i < g.rank; ++i) flat = flat * g.ext[i] + (g.ext[i] == 1 ? 0 : idx[lead + i]);
+  return flat;
+}
+
+}  // namespace detail
+
+/**
+ * QONNX FloatQuant: fake-quantizes a float tensor to a signed minifloat grid
+ * with `exponent_bitwidth` E, `mantissa_bitwidth` m and `exponent_bias`, and
+ * back.
+ *
+ * For each element, with every parameter broadcast against x (numpy rules):
+ * 1. `x = X / scale`,
+ * 2. `e = floor(log2|x|) - m`, raised to `1 - bias - m` (subnormals),
+ * 3. `q = 2^e * round(x / 2^e)` with `rounding`,
+ * 4. `max = min((2 - 2^-m) * 2^(2^E - 1 - bias), max_val)`; values beyond
+ *    +-max saturate (saturation), else become +-inf (has_inf) or NaN (has_nan),
+ * 5. `Y = q * scale`.
+ * The reference semantics reproduce QONNX's float32 evaluation bit for bit
+ * (float32 log2, FLT_MIN added before it, +-inf inputs giving NaN); the exact
+ * semantics compute the definition exactly. docs/semantics.md lists both.
+ *
+ * x, y and tensor parameters are float tensors (lowbit::tensor_arg); scalar
+ * parameters are converted. Every parameter may be a tensor, including
+ * per-channel exponent and mantissa widths, biases and max_val. y must have
+ * exactly the broadcast shape (output_shape()); y may be x itself.
+ *
+ * Parameters accepted in both semantics: exponent_bitwidth an integer >= 1
+ * (reference: 1..255), mantissa_bitwidth an integer (exact: 0..23,
+ * reference: 0..255), exponent_bias an integer (reference: |bias| <= 2^30),
+ * and not saturation = 0 with neither has_inf nor has_nan (QONNX raises).
+ * The exact semantics also reject a scale that is not finite and > 0,
+ * max_val NaN or <= 0, a smallest step 2^(1 - bias - m) below 2^-149 and a
+ * max that is not a finite float.
+ *
+ * @throws lowbit::error for all of the above, shapes that do not broadcast,
+ *         a y of the wrong shape and an invalid rounding mode. Nothing is
+ *         written then.
+ *
+ * **Example** (OCP FP8 E4M3FN):
+ * ```
+ * std::vector<float> x{0.3f, 464.0f, 470.0f, -1000.0f}, y(4);
+ * lowbit::float_quant<> q{.rounding = lowbit::rounding_mode::half_even};
+ * q(x, 1.0f, 4.0f, 3.0f, 7.0f, 448.0f, y);  // y = {0.3125, 448, 448, -448}
+ * ```
+ */
+template <semantics S = semantics::reference>
+struct float_quant {
+  rounding_mode rounding = rounding_mode::half_even;  ///< QONNX attribute `rounding_mode`.
+  bool has_inf = false;        ///< QONNX attribute `has_inf` (spec: `has_infinity`).
+  bool has_nan = false;        ///< QONNX attribute `has_nan`.
+  bool has_subnormal = true;   ///< QONNX attribute `has_subnormal`; informational, no effect.
+  bool saturation = true;      ///< QONNX attribute `saturation`.
+  /// Run the SIMD body (true) or the scalar kernel only (false). Identical results.
+  bool use_simd = true;
+
+  static constexpr const char* name = "lowbit::float_quant";
+
+  /// The numpy broadcast of all six arguments' shapes.
+  template <tensor_arg X, tensor_arg Scale, tensor_arg E, tensor_arg Mb, tensor_arg Bias, tensor_arg MaxV>
+  shape output_shape(const X& x, const Scale& scale, const E& exponent_bitwidth,
+                     const Mb& mantissa_bitwidth, const Bias& exponent_bias, const MaxV& max_val) const {
+    using T = value_type<X>;
+    detail::tensor_in<T> xs(x), ss(scale), es(exponent_bitwidth), ms(mantissa_bitwidth),
+        bs(exponent_bias), vs(max_val);
+    return plan_shape(xs, ss, es, ms, bs, vs);
+  }
+
+  /// Quantizes x into y. See the class documentation.
+  template <tensor_arg X, tensor_arg Scale, tensor_arg E, tensor_arg Mb, tensor_arg Bias, tensor_arg MaxV,
+            tensor_arg Y>
+  void operator()(const X& x, const Scale& scale, const E& exponent_bitwidth, const Mb& mantissa_bitwidth,
+                  const Bias& exponent_bias, const MaxV& max_val, Y&& y) const {
+    using T = value_type<X>;
+    detail::tensor_in<T> xs(x), ss(scale), es(exponent_bitwidth), ms(mantissa_bitwidth),
+        bs(exponent_bias), vs(max_val);
+    detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
+    run(xs, ss, es, ms, bs, vs, yd);
+  }
+
+ private:
+  template <class X>
+  using value_type = std::remove_cv_t<detail::element_t<const X&>>;
+
+  static constexpr bool exact = S == semantics::exact;
+
+  static std::string prefix() {
+    return std::string(name) + (exact ? " (exact semantics): " : ": ");
+  }
+
+  template <class T>
+  shape plan_shape(const detail::tensor_in<T>& xs, const detail::tensor_in<T>& ss,
+                   const detail::tensor_in<T>& es, const detail::tensor_in<T>& ms,
+                   const detail::tensor_in<T>& bs, const detail::tensor_in<T>& vs) const {
+    return broadcast_shape({xs.get_shape(), ss.get_shape(), es.get_shape(), ms.get_shape(), bs.get_shape(),
+                            vs.get_shape()},
+                           {"x", "scale", "exponent_bitwidth", "mantissa_bitwidth", "exponent_bias", "max_val"},
+                           name);
+  }
+
+  template <class T, class Ok>
+  static void check_each(const detail::tensor_in<T>& t, const char* what, const char* expected, Ok&& ok) {
+    detail::visit_elements(t.d, [&](T v, std::size_t i) {
+      if (!ok(v))
+        throw error(prefix() + detail::element_name(what, t.d, i) + " = " + detail::format_value(v) +
+                    " is invalid; expected " + expected);
+      return true;
+    });
+  }
+
+  template <class T>
+  void run(const detail::tensor_in<T>& xs, const detail::tensor_in<T>& ss, const detail::tensor_in<T>& es,
+           const detail::tensor_in<T>& ms, const detail::tensor_in<T>& bs, const detail::tensor_in<T>& vs,
+           detail::nd<T>& yd) const {
+    static_assert(std::is_same_v<T, float>, "lowbit::float_quant works on float tensors");
+    // ---- validate everything before writing anything ----
+    detail::check_rounding_mode(rounding, name);
+    if (!saturation && !has_inf && !has_nan)
+      throw error(prefix() +
+                  "saturation = 0 needs has_inf = 1 or has_nan = 1 (an overflow must become inf or "
+                  "NaN); expected saturation = 1 or one of them set");
+    auto is_int = [](float v) { return std::isfinite(v) && v == std::trunc(v); };
+    if constexpr (exact) {
+      check_each(es, "exponent_bitwidth", "an integer >= 1", [&](float v) { return is_int(v) && v >= 1; });
+      check_each(ms, "mantissa_bitwidth", "an integer from 0 to 23",
+                 [&](float v) { return is_int(v) && v >= 0 && v <= 23; });
+      check_each(bs, "exponent_bias", "an integer", [&](float v) { return is_int(v); });
+      check_each(vs, "max_val", "a value > 0 (+inf for no cap)", [&](float v) { return v > 0; });
+      check_each(ss, "scale", "a finite value > 0",
+                 [&](float v) { return v > 0 && v <= std::numeric_limits<float>::max(); });
+    } else {
+      check_each(es, "exponent_bitwidth", "an integer from 1 to 255",
+                 [&](float v) { return is_int(v) && v >= 1 && v <= 255; });
+      check_each(ms, "mantissa_bitwidth", "an integer from 0 to 255",
+                 [&](float v) { return is_int(v) && v >= 0 && v <= 255; });
+      check_each(bs, "exponent_bias", "an integer from -2^30 to 2^30",
+                 [&](float v) { return is_int(v) && std::fabs(v) <= 1073741824.0f; });
+    }
+    const shape out = plan_shape(xs, ss, es, ms, bs, vs);
+    detail::check_output(name, yd, out);
+
+    // ---- per-format constants over the broadcast shape of the format parameters ----
+    const shape fs = broadcast_shape({es.get_shape(), ms.get_shape(), bs.get_shape(), vs.get_shape()},
+                                     {"exponent_bitwidth", "mantissa_bitwidth", "exponent_bias", "max_val"},
+                                     name);
+    const std::size_t nf = fs.count();
+    const std::size_t R = fs.rank();
+    std::vector<T> store(3 * std::max<std::size_t>(nf, 1));
+    T* mant_p = store.data();
+    T* emin_p = mant_p + std::max<std::size_t>(nf, 1);
+    T* max_p = emin_p + std::max<std::size_t>(nf, 1);
+    {
+      std::array<std::size_t, max_rank> idx{};
+      for (std::size_t flat = 0; flat < nf; ++flat) {
+        const T E = es.d.data[detail::broadcast_offset(es.d, idx, R)];
+        const T m = ms.d.data[detail::broadcast_offset(ms.d, idx, R)];
+        const T b = bs.d.data[detail::broadcast_offset(bs.d, idx, R)];
+        const T mv = vs.d.data[detail::broadcast_offset(vs.d, idx, R)];
+        auto where = [&] {
+          return detail::element_name("exponent_bitwidth", es.d, detail::broadcast_flat(es.d, idx, R)) + " = " +
+                 detail::format_value(E) + ", " +
+                 detail::element_name("mantissa_bitwidth", ms.d, detail::broadcast_flat(ms.d, idx, R)) + " = " +
+                 detail::format_value(m) + ", " +
+                 detail::element_name("exponent_bias", bs.d, detail::broadcast_flat(bs.d, idx, R)) + " = " +
+                 detail::format_value(b) + ", " +
+                 detail::element_name("max_val", vs.d, detail::broadcast_flat(vs.d, idx, R)) + " = " +
+                 detail::format_value(mv);
+        };
+        // Exponent of the top binade, 2^E - 1 - bias (exact for the range that matters).
+        const long double top = (E >= 400 ? std::ldexp(1.0L, 400) : std::ldexp(1.0L, static_cast<int>(E))) -
+                                1.0L - static_cast<long double>(b);
+        const int mi = static_cast<int>(m);
+        const long double emin_l = 1.0L - static_cast<long double>(b) - mi;
+        if constexpr (exact) {
+          if (emin_l < -149.0L)
+            throw error(prefix() + "for " + where() + ": the smallest step 2^(1 - bias - m) = 2^" +
+                        std::to_string(static_cast<long long>(emin_l)) +
+                        " is below 2^-149; expected bias + m <= 150");
+          // max = min(fmt, max_val) must be a finite binary32 value.
+          bool fmt_binary32 = top <= 127.0L && top - mi >= -149.0L;
+          bool fmt_above = top > 127.0L;  // fmt > FLT_MAX >= any finite max_val
+          bool ok;
+          float mx;
+          if (std::isinf(mv)) {
+            ok = fmt_binary32;
+            mx = ok ? static_cast<float>(std::ldexp(2.0L - std::ldexp(1.0L, -mi), static_cast<int>(top))) : 0.0f;
+          } else if (fmt_above) {
+            ok = true;
+            mx = mv;
+          } else {
+            const long double fmt = std::ldexp(2.0L - std::ldexp(1.0L, -mi), static_cast<int>(std::max(top, -1000.0L)));
+            if (static_cast<long double>(mv) <= fmt) {
+              ok = true;
+              mx = mv;
+            } else {
+              ok = fmt_binary32;
+              mx = static_cast<float>(fmt);
+            }
+          }
+          if (!ok)
+            throw error(prefix() + "for " + where() +
+                        ": max = min((2 - 2^-m) * 2^(2^E - 1 - bias), max_val) is not a finite float; "
+                        "expected a format whose largest value is a finite float (or a finite max_val)");
+          max_p[flat] = mx;
+        } else {
+          const long double t = std::clamp(top, -2000.0L, 2000.0L);
+          const double fmt = static_cast<double>(std::ldexp(2.0L - std::ldexp(1.0L, -mi), static_cast<int>(t)));
+          const double mxd = std::isnan(mv) ? static_cast<double>(mv) : std::min(fmt, static_cast<double>(mv));
+          max_p[flat] = static_cast<float>(mxd);
+        }
+        mant_p[flat] = m;
+        emin_p[flat] = static_cast<float>(std::clamp(emin_l, -1000.0L, exact ? 300.0L : 1000.0L));
+        for (std::size_t r = R; r-- > 0;) {
+          if (++idx[r] < fs[r]) break;
+          idx[r] = 0;
+        }
+      }
+    }
+    detail::nd<const T> mant_d, emin_d, max_d;
+    mant_d.rank = R;
+    {
+      std::ptrdiff_t st = 1;
+      for (std::size_t r = R; r-- > 0;) {
+        mant_d.ext[r] = fs[r];
+        mant_d.str[r] = st;
+        st *= static_cast<std::ptrdiff_t>(fs[r]);
+      }
+    }
+    static_cast<detail::nd_geom&>(emin_d) = mant_d;
+    static_cast<detail::nd_geom&>(max_d) = mant_d;
+    mant_d.data = mant_p;
+    emin_d.data = emin_p;
+    max_d.data = max_p;
+
+    const auto plan = detail::make_plan<6>(out, {&xs.d, &ss.d, &mant_d, &emin_d, &max_d, &yd});
+    const std::array<const T*, 4> params{ss.d.data, mant_p, emin_p, max_p};
+    constexpr std::array<unsigned, 4> group{0, 1, 1, 1};
+    const bool simd = use_simd;
+    const std::int32_t* thr = exact ? nullptr : detail::log2_roundup_thresholds();
+    const detail::fq_overflow ov = saturation ? detail::fq_overflow::saturate
+                                   : has_inf  ? detail::fq_overflow::infinity
+                                              : detail::fq_overflow::nan;
+    auto with_ov = [&](auto f) {
+      using O = detail::fq_overflow;
+      switch (ov) {
+        case O::infinity: return f(std::integral_constant<O, O::infinity>{});
+        case O::nan: return f(std::integral_constant<O, O::nan>{});
+        case O::saturate: break;
+      }
+      return f(std::integral_constant<O, O::saturate>{});
+    };
+    detail::with_rounding_mode(rounding, [&](auto mc) {
+      constexpr rounding_mode M = decltype(mc)::value;
+      with_ov([&](auto oc) {
+        constexpr detail::fq_overflow OV = decltype(oc)::value;
+        detail::elementwise<2>(plan, xs.d.data, params, group, yd.data,
+                               [&](auto maskc, const detail::piece<T, 4>& pc) {
+          constexpr unsigned Mask = decltype(maskc)::value;
+          if constexpr (exact)
+            detail::run_piece<Mask, 0, 1, 1, 1>(detail::float_quant_exact_kernel<M, OV>{}, pc, simd);
+          else
+            detail::run_piece<Mask, 0, 1, 1, 1>(detail::float_quant_ref_kernel<M, OV>{thr}, pc, simd);
+        });
+      });
+    });
+  }
+};
+
+}  // namespace lowbit
+
+#endif  // LOWBIT_FLOAT_QUANT_HPP

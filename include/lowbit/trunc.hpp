@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * @file trunc.hpp
+ * QONNX Trunc (opset 2, lowbit::trunc) and Trunc opset 1 (lowbit::trunc_v1):
+ * truncation of a quantized tensor to fewer bits.
+ * The whole semantics, step by step, is in docs/semantics.md ("Trunc").
+ */
+#ifndef LOWBIT_TRUNC_HPP
+#define LOWBIT_TRUNC_HPP
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "broadcast.hpp"
+#include "config.hpp"
+#include "detail/elementwise.hpp"
+#include "detail/simd.hpp"
+#include "error.hpp"
+#include "int_quant.hpp"
+#include "rounding.hpp"
+#include "view.hpp"
+
+namespace lowbit {
+
+namespace detail {
+
+/**
+ * The trunc scale `t = 2^k` of one (scale, out_scale) pair, with
+ * `r = out_scale / scale` (one rounding in T).
+ *
+ * reference: QONNX's `2 ** round(log2(r))`: log2 rounded to T (correctly
+ * rounded; for float the float32 log2 lands on k + 1/2 for ratios just below
+ * 2^(k+1/2)), then rounded to an integer ties to even. Zero, negative,
+ * infinite and NaN ratios give what the float formula gives (0, NaN, inf).
+ *
+ * exact: k is the integer nearest to the exact log2(r): with e = floor(log2 r),
+ * k = e + 1 iff r^2 > 2^(2e+1), i.e. iff the significand m = r / 2^e has
+ * m^2 > 2 (never equal). Returns false (reject) when r is not a finite
+ * positive T or 2^k is not a finite T.
+ */
+template <semantics S, class T>
+bool trunc_scale(T scale, T out_scale, T& t) noexcept {
+  const T r = out_scale / scale;
+  if constexpr (S == semantics::reference) {
+    T l;
+    if constexpr (std::is_same_v<T, float>)
+      l = static_cast<float>(std::log2(static_cast<long double>(r)));
+    else
+      l = std::log2(r);
+    const T k = std::nearbyint(l);
+    if (std::isnan(k))
+      t = std::numeric_limits<T>::quiet_NaN();
+    else if (k > T(100000))
+      t = std::numeric_limits<T>::infinity();
+    else if (k < T(-100000))
+      t = T(0);
+    else
+      t = std::ldexp(T(1), static_cast<int>(k));  // rounds 2^k to T (0 or inf beyond range)
+    return true;
+  } else {
+    if (!(r > T(0) && r <= std::numeric_limits<T>::max())) return false;
+    const int e = std::ilogb(r);            // exact, subnormals included
+    const T m = std::scalbn(r, -e);         // significand in [1, 2), exact
+    const int k = e + (std::fma(m, m, T(-2)) > T(0) ? 1 : 0);  // sign of m^2 - 2, exact
+    if (k > std::numeric_limits<T>::max_exponent - 1) return false;
+    t = std::ldexp(T(1), k);  // k >= e >= min exponent of a subnormal: exact
+    return true;
+  }
+}
+
+/// Trunc v2: y = rint(x/scale + zp); y = y / t; q = R(clamp(y));
+/// Y = (q - zp/t) * out_scale. Every step one rounding, never fused.
+template <semantics S, rounding_mode M>
+struct trunc_kernel {
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V t, V out_scale, V lo, V hi) const noexcept {
+    V y = scaled_input(x, scale, zp);
+    y = detail::rint(y);
+    y = y / t;
+    // Compare-and-replace in both semantics: QONNX's Trunc uses np.where
+    // (y > max, y < min), so -0 passes an unsigned clamp as -0 (unlike
+    // IntQuant's np.clip).
+    const V q = round_integral<S, M>(clamp<semantics::exact>(y, lo, hi));
+    const V zt = zp / t;
+    V d = q - zt;
+    d = d * out_scale;
+    return d;
+  }
+};
+
+/// Trunc v1: y = rint(x/scale + zp) / 2^(in - out); q = R(y) (no clamp);
+/// Y = (q - zp) * scale.
+template <semantics S, rounding_mode M>
+struct trunc_v1_kernel {
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V t) const noexcept {
+    V y = scaled_input(x, scale, zp);
+    y = detail::rint(y);
+    y = y / t;
+    const V q = round_integral<S, M>(y);
+    return dequantize(q, scale, zp);
+  }
+};
+
+/// Small-buffer storage for K derived per-element arrays of n elements each.
+template <class T, std::size_t K>
+struct derived_storage {
+  static constexpr std::size_t inline_elems = 16;
+  std::array<T, K * inline_elems> small{};
+  std::vector<T> big;
+  std::array<T*, K> arr{};
+
+  explicit derived_storage(std::size_t n) {
+    T* base = small.data();
+    if (n > inline_elems) {
+      big.resize(K * n);
+      base = big.data();
+    }
+    for (std::size_t k = 0; k < K; ++k) arr[k] = base + k * n;
+  }
+  derived_storage(const derived_storage&) = delete;
+  derived_storage& operator=(const derived_storage&) = delete;
+};
+
+/// A row-major descriptor of shape `s` over `data`.
+template <class T>
+nd<const T> row_major_nd(const shape& s, const T* data) {
+  nd<const T> d;
+  d.rank = s.rank();
+  std::ptrdiff_t st = 1;
+  for (std::size_t r = d.rank; r-- > 0;) {
+    d.ext[r] = s[r];
+    d.str[r] = st;
+    st *= static_cast<std::ptrdiff_t>(s[r]);
+  }
+  d.data = data;
+  return d;
+}
+
+/// Calls f(a_value, b_value, flat) for every element of the broadcast of a
+/// and b (shape `s`, row-major).
+template <class T, class F>
+void visit_broadcast_pair(const nd<const T>& a, const nd<const T>& b, const shape& s, F&& f) {
+  const std::size_t R = s.rank();
+  const std::size_t count = s.count();
+  auto stride_of = [&](const nd<const T>& o, std::size_t d) -> std::ptrdiff_t {
+    const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(d) - static_cast<std::ptrdiff_t>(R - o.rank);
+    if (j < 0 || o.ext[static_cast<std::size_t>(j)] == 1) return 0;
+    return o.str[static_cast<std::size_t>(j)];
+  };
+  std::array<std::size_t, max_rank> idx{};
+  for (std::size_t flat = 0; flat < count; ++flat) {
+    std::ptrdiff_t oa = 0, ob = 0;
+    for (std::size_t d = 0; d < R; ++d) {
+      oa += static_cast<std::ptrdiff_t>(idx[d]) * stride_of(a, d);
+      ob += static_cast<std::ptrdiff_t>(idx[d]) * stride_of(b, d);
+    }
+    f(a.data[oa], b.data[ob], flat);
+    for (std::size_t d = R; d-- > 0;) {
+      if (++idx[d] < s[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+/// Checks that every element of a bit-width tensor is an integer in
+/// 1..max_bitwidth<T> (both semantics).
+template <class T>
+void validate_bitwidth_tensor(const nd<const T>& d, const char* op, const char* role) {
+  visit_elements(d, [&](T b, std::size_t i) {
+    if (!(b >= T(1) && b <= T(max_bitwidth<T>) && b == std::trunc(b)))
+      throw error(std::string(op) + ": " + element_name(role, d, i) + " = " + format_value(b) +
+                  " is invalid; expected an integer from 1 to " + std::to_string(max_bitwidth<T>));
+    return true;
+  });
+}
+
+}  // namespace detail
+
+/**
+ * QONNX Trunc (opset 2): re-quantizes an already quantized tensor to a
+ * coarser power-of-two grid with fewer bits (e.g. the truncation after an
+ * average pool).
+ *
+ * For each element, with every parameter broadcast against x (numpy rules):
+ * 1. `y = round_half_even(x / scale + zeropt)` (two float operations, then
+ *    ties-to-even whatever `rounding` says),
+ * 2. `t = 2^k` with `k` the integer nearest to `log2(out_scale / scale)`,
+ * 3. `y = y / t`, clamped to the integer range of `out_bitwidth`
+ *    (`signed`/`narrow` as in IntQuant, no bipolar special case),
+ * 4. `q = round(y)` with `rounding`,
+ * 5. `Y = (q - zeropt / t) * out_scale`.
+ * `in_bitwidth` is validated but not used, and takes no part in broadcasting.
+ * How `k` is chosen (reference: float32 log2 then ties to even; exact: the
+ * exact log2) and every other difference between the semantics are listed
+ * in docs/semantics.md.
+ *
+ * Arguments are lowbit::tensor_arg as for lowbit::int_quant. The bit widths
+ * may be tensors; they must hold integers from 1 to 32 (float) or 53 (double).
+ * y must have exactly the broadcast shape of x, scale, zeropt, out_scale and
+ * out_bitwidth (output_shape()). y may be x itself; it must not overlap a
+ * parameter.
+ *
+ * @tparam S semantics::reference (QONNX's float32 results, bit for bit) or
+ *           semantics::exact.
+ * @throws lowbit::error for shapes that do not broadcast, a y of the wrong
+ *         shape, an invalid bit width or rounding mode, and in the exact
+ *         semantics a scale or out_scale that is not finite and > 0, or a
+ *         ratio out_scale / scale whose 2^k is not a finite value of x's
+ *         type. Nothing is written then.
+ *
+ * **Example**:
+ * ```
+ * std::vector<float> x{1.0f, 2.5f, -3.0f, 7.0f}, y(4);
+ * lowbit::trunc<> tr{.is_signed = true, .narrow = false,
+ *                    .rounding = lowbit::rounding_mode::floor};
+ * // int8 on scale 0.5 -> 4 bits on scale 2 (t = 4):
+ * tr(x, 0.5f, 0.0f, 8.0f, 2.0f, 4.0f, y);  // y = {0, 0, -2, 2}
+ * ```
+ */
+template <semantics S = semantics::reference>
+struct trunc {
+  bool is_signed = true;                           ///< QONNX attribute `signed`.
+  bool narrow = false;                             ///< QONNX attribute `narrow`.
+  rounding_mode rounding = rounding_mode::floor;   ///< QONNX attribute `rounding_mode` (default FLOOR).
+  /// Run the SIMD body (true) or the scalar kernel only (false).
+  bool use_simd = true;
+
+  static constexpr const char* name = "lowbit::trunc";
+
+  /// The numpy broadcast of x, scale, zeropt, out_scale and out_bitwidth
+  /// (in_bitwidth takes no part, as in QONNX).
+  template <tensor_arg X, tensor_arg Scale, tensor_arg Zeropt, tensor_arg InBw, tensor_arg OutScale,
+            tensor_arg OutBw>
+  shape output_shape(const X& x, const Scale& scale, const Zeropt& zeropt, const InBw& in_bitwidth,
+                     const OutScale& out_scale, const OutBw& out_bitwidth) const {
+    using T = value_type<X>;
+    detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), ib(in_bitwidth), os(out_scale), ob(out_bitwidth);
+    (void)ib;
+    return plan_shape(xs, ss, zs, os, ob);
+  }
+
+  /// Truncates x into y. See the class documentation.
+  template <tensor_arg X, tensor_arg Scale, tensor_arg Zeropt, tensor_arg InBw, tensor_arg OutScale,
+            tensor_arg OutBw, tensor_arg Y>
+  void operator()(const X& x, const Scale& scale, const Zeropt& zeropt, const InBw& in_bitwidth,
+                  const OutScale& out_scale, const OutBw& out_bitwidth, Y&& y) const {
+    using T = value_type<X>;
+    detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), ib(in_bitwidth), os(out_scale), ob(out_bitwidth);
+    detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
+    run(xs, ss, zs, ib, os, ob, yd);
+  }
+
+ private:
+  template <class X>
+  using value_type = std::remove_cv_t<detail::element_t<const X&>>;
+
+  template <class T>
+  shape plan_shape(const detail::tensor_in<T>& xs, const detail::tensor_in<T>& ss,
+                   const detail::tensor_in<T>& zs, const detail::tensor_in<T>& os,
+                   const detail::tensor_in<T>& ob) const {
+    return broadcast_shape(
+        {xs.get_shape(), ss.get_shape(), zs.get_shape(), os.get_shape(), ob.get_shape()},
+        {"x", "scale", "zeropt", "out_scale", "out_bitwidth"}, name);
+  }
+
+  template <class T>
+  void run(const detail::tensor_in<T>& xs, const detail::tensor_in<T>& ss,
+           const detail::tensor_in<T>& zs, const detail::tensor_in<T>& ib,
+           const detail::tensor_in<T>& os, const detail::tensor_in<T>& ob,
+           detail::nd<T>& yd) const {
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                  "lowbit::trunc works on float and double tensors");
+    // Validate everything before writing anything.
+    detail::check_rounding_mode(rounding, name);
+    detail::validate_bitwidth_tensor(ib.d, name, "in_bitwidth");
+    detail::validate_bitwidth_tensor(ob.d, name, "out_bitwidth");
+    if constexpr (S == semantics::exact) {
+      detail::check_scale_positive(name, "scale", ss.d);
+      detail::check_scale_positive(name, "out_scale", os.d);
+    }
+    const shape out = plan_shape(xs, ss, zs, os, ob);
+    const shape ts = broadcast_shape({ss.get_shape(), os.get_shape()}, {"scale", "out_scale"}, name);
+    detail::check_output(name, yd, out);
+
+    // t per element of broadcast(scale, out_scale); limits per out_bitwidth element.
+    const std::size_t nt = ts.count();
+    const std::size_t nb = ob.get_shape().count();
+    detail::derived_storage<T, 1> tst(nt);
+    detail::derived_storage<T, 2> lim(nb);
+    T* t = tst.arr[0];
+    detail::visit_broadcast_pair(ss.d, os.d, ts, [&](T s, T o, std::size_t i) {
+      if (!detail::trunc_scale<S>(s, o, t[i]))
+        throw error(std::string(name) + " (exact semantics): " +
+                    detail::element_name("out_scale / scale", detail::row_major_nd<T>(ts, t), i) +
+                    " = " + detail::format_value(o) + " / " + detail::format_value(s) +
+                    " is invalid; expected a ratio whose nearest power of two 2^k is a finite "
+                    "nonzero value (ratio neither overflowing nor underflowing)");
+    });
+    detail::visit_elements(ob.d, [&](T b, std::size_t i) {
+      const auto r = detail::int_limits<S, T>(static_cast<int>(b), is_signed, narrow);
+      lim.arr[0][i] = r.lo;
+      lim.arr[1][i] = r.hi;
+      return true;
+    });
+    const detail::nd<const T> t_d = detail::row_major_nd<T>(ts, t);
+    const shape bshape = ob.get_shape();
+    const detail::nd<const T> lo_d = detail::row_major_nd<T>(bshape, lim.arr[0]);
+    const detail::nd<const T> hi_d = detail::row_major_nd<T>(bshape, lim.arr[1]);
+
+    const auto plan = detail::make_plan<8>(out, {&xs.d, &ss.d, &zs.d, &t_d, &os.d, &lo_d, &hi_d, &yd});
+    const std::array<const T*, 6> params{ss.d.data, zs.d.data, t_d.data, os.d.data, lo_d.data, hi_d.data};
+    // Mask bits: scale, zeropt, t with out_scale (t varies wherever out_scale
+    // does), the two limit arrays.
+    constexpr std::array<unsigned, 6> group{0, 1, 2, 2, 3, 3};
+    const bool simd = use_simd;
+    detail::with_rounding_mode(rounding, [&](auto mc) {
+      constexpr rounding_mode M = decltype(mc)::value;
+      detail::elementwise<4>(plan, xs.d.data, params, group, yd.data,
+                             [&](auto maskc, const detail::piece<T, 6>& pc) {
+        constexpr unsigned Mask = decltype(maskc)::value;
+        detail::run_piece<Mask, 0, 1, 2, 2, 3, 3>(detail::trunc_kernel<S, M>{}, pc, simd);
+      });
+    });
+  }
+};
+
+/**
+ * QONNX Trunc opset 1 (`Trunc_v1`): drops `in_bitwidth - out_bitwidth`
+ * low bits of an already quantized tensor, without clamping.
+ *
+ * For each element, with every parameter broadcast against x (numpy rules):
+ * 1. `y = round_half_even(x / scale + zeropt)`,
+ * 2. `y = y / 2^(in_bitwidth - out_bitwidth)` (out_bitwidth > in_bitwidth allowed),
+ * 3. `q = round(y)` with `rounding` (no clamping),
+ * 4. `Y = (q - zeropt) * scale`.
+ * Both bit widths must be integers from 1 to 32 (float) or 53 (double) and
+ * take part in broadcasting. Arguments, output and errors as lowbit::trunc
+ * (the exact semantics reject a scale that is not finite and > 0).
+ *
+ * **Example**:
+ * ```
+ * std::vector<float> x{1000.0f}, y(1);
+ * lowbit::trunc_v1<> tr{.rounding = lowbit::rounding_mode::floor};
+ * tr(x, 1.0f, 0.0f, 8.0f, 4.0f, y);  // y = {62}: 1000 / 16, floored
+ * ```
+ */
+template <semantics S = semantics::reference>
+struct trunc_v1 {
+  rounding_mode rounding = rounding_mode::floor;   ///< QONNX attribute `rounding_mode` (default FLOOR).
+  /// Run the SIMD body (true) or the scalar kernel only (false).
+  bool use_simd = true;
+
+  static constexpr const char* name = "lowbit::trunc_v1";
+
+  /// The numpy broadcast of x, scale, zeropt, in_bitwidth and out_bitwidth.
+  template <tensor_arg X, tensor_arg Scale, tensor_arg Zeropt, tensor_arg InBw, tensor_arg OutBw>
+  shape output_shape(const X& x, const Scale& scale, const Zeropt& zeropt, const InBw& in_bitwidth,
+                     const OutBw& out_bitwidth) const {
+    using T = value_type<X>;
+    detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), ib(in_bitwidth), ob(out_bitwidth);
+    return plan_shape(xs, ss, zs, ib, ob);
+  }
+
+  /// Truncates x into y. See the class documentation.
+  template <tensor_arg X, tensor_arg Scale, tensor_arg Zeropt, tensor_arg InBw, tensor_arg OutBw,
+            tensor_arg Y>
+  void operator()(const X& x, const Scale& scale, const Zeropt& zeropt, const InBw& in_bitwidth,
+                  const OutBw& out_bitwidth, Y&& y) const {
+    using T = value_type<X>;
+    detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), ib(in_bitwidth), ob(out_bitwidth);
+    detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
+    run(xs, ss, zs, ib, ob, yd);
+  }
+
+ private:
+  template <class X>
+  using value_type = std::remove_cv_t<detail::element_t<const X&>>;
+
+  template <class T>
+  shape plan_shape(const detail::tensor_in<T>& xs, const detail::tensor_in<T>& ss,
+                   const detail::tensor_in<T>& zs, const detail::tensor_in<T>& ib,
+                   const detail::tensor_in<T>& ob) const {
+    return broadcast_shape(
+        {xs.get_shape(), ss.get_shape(), zs.get_shape(), ib.get_shape(), ob.get_shape()},
+        {"x", "scale", "zeropt", "in_bitwidth", "out_bitwidth"}, name);
+  }
+
+  template <class T>
+  void run(const detail::tensor_in<T>& xs, const detail::tensor_in<T>& ss,
+           const detail::tensor_in<T>& zs, const detail::tensor_in<T>& ib,
+           const detail::tensor_in<T>& ob, detail::nd<T>& yd) const {
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                  "lowbit::trunc_v1 works on float and double tensors");
+    detail::check_rounding_mode(rounding, name);
+    detail::validate_bitwidth_tensor(ib.d, name, "in_bitwidth");
+    detail::validate_bitwidth_tensor(ob.d, name, "out_bitwidth");
+    if constexpr (S == semantics::exact) detail::check_scale_positive(name, "scale", ss.d);
+    const shape out = plan_shape(xs, ss, zs, ib, ob);
+    const shape ts = broadcast_shape({ib.get_shape(), ob.get_shape()}, {"in_bitwidth", "out_bitwidth"}, name);
+    detail::check_output(name, yd, out);
+
+    // 2^(in - out) per element of broadcast(in_bitwidth, out_bitwidth): exact.
+    detail::derived_storage<T, 1> tst(ts.count());
+    T* t = tst.arr[0];
+    detail::visit_broadcast_pair(ib.d, ob.d, ts, [&](T a, T b, std::size_t i) {
+      t[i] = std::ldexp(T(1), static_cast<int>(a) - static_cast<int>(b));
+    });
+    const detail::nd<const T> t_d = detail::row_major_nd<T>(ts, t);
+
+    const auto plan = detail::make_plan<5>(out, {&xs.d, &ss.d, &zs.d, &t_d, &yd});
+    const std::array<const T*, 3> params{ss.d.data, zs.d.data, t_d.data};
+    constexpr std::array<unsigned, 3> group{0, 1, 2};
+    const bool simd = use_simd;
+    detail::with_rounding_mode(rounding, [&](auto mc) {
+      constexpr rounding_mode M = decltype(mc)::value;
+      detail::elementwise<3>(plan, xs.d.data, params, group, yd.data,
+                             [&](auto maskc, const detail::piece<T, 3>& pc) {
+        constexpr unsigned Mask = decltype(maskc)::value;
+        detail::run_piece<Mask, 0, 1, 2>(detail::trunc_v1_kernel<S, M>{}, pc, simd);
+      });
+    });
+  }
+};
+
+}  // namespace lowbit
+
+#endif  // LOWBIT_TRUNC_HPP

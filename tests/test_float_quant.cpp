@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests for include/lowbit/float_quant.hpp.
+#include <lowbit/float_quant.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "support/catch.hpp"
+#include "support/test_util.hpp"
+
+using lowbit::rounding_mode;
+using lowbit::semantics;
+using lowbit::shape;
+using lowbit::strided_view;
+using lowbit_test::bits;
+using lowbit_test::f32;
+using lowbit_test::show;
+
+namespace {
+
+constexpr float inf = std::numeric_limits<float>::infinity();
+constexpr float nan_f = std::numeric_limits<float>::quiet_NaN();
+constexpr float flt_max = std::numeric_limits<float>::max();
+
+struct fmt {
+  float E, m, bias, max_val;
+};
+constexpr fmt e4m3{4, 3, 7, 448};       // OCP FP8 E4M3FN
+constexpr fmt e4m3_raw{4, 3, 7, inf};   // no cap: 480
+constexpr fmt e5m2{5, 2, 15, 57344};    // OCP FP8 E5M2
+constexpr fmt e5m2_raw{5, 2, 15, inf};  // no cap: 114688
+constexpr fmt e2m1{2, 1, 1, 6};         // OCP FP4 E2M1
+constexpr fmt e3m2{3, 2, 3, 28};        // OCP FP6 E3M2
+constexpr fmt e8m23{8, 23, 127, flt_max};
+constexpr fmt e8m0{8, 0, 127, 0x1p127f};
+
+/// 0 saturate, 1 has_inf, 2 has_nan.
+template <semantics S = semantics::reference>
+lowbit::float_quant<S> make(rounding_mode m, int ov = 0) {
+  lowbit::float_quant<S> q;
+  q.rounding = m;
+  q.saturation = ov == 0;
+  q.has_inf = ov == 1;
+  q.has_nan = ov == 2;
+  return q;
+}
+
+template <semantics S>
+float fq1(float x, const fmt& f, rounding_mode m, int ov = 0, float scale = 1.0f) {
+  float y = 12345.0f;
+  make<S>(m, ov)(std::span<const float>(&x, 1), scale, f.E, f.m, f.bias, f.max_val, std::span<float>(&y, 1));
+  return y;
+}
+
+bool same(float a, float b) { return (std::isnan(a) && std::isnan(b)) || bits(a) == bits(b); }
+
+void require_same_bits(const std::vector<float>& got, const std::vector<float>& want) {
+  REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (!same(got[i], want[i])) {
+      INFO("first difference at " << i << ": got " << show(got[i]) << ", want " << show(want[i]));
+      CHECK(false);
+      return;
+    }
+}
+
+// ---- independent oracles (double arithmetic, std library) --------------------------
+
+/// R in the exact semantics, on a double that is exactly representable.
+double round_exact(double y, rounding_mode m) {
+  switch (m) {
+    case rounding_mode::half_even: return std::nearbyint(y);
+    case rounding_mode::ceil: return std::ceil(y);
+    case rounding_mode::floor: return std::floor(y);
+    case rounding_mode::down: return std::trunc(y);
+    case rounding_mode::up: return std::copysign(std::ceil(std::fabs(y)), y);
+    case rounding_mode::half_up: return std::round(y);
+    case rounding_mode::half_down: {
+      const double t = std::trunc(y);
+      return std::fabs(y - t) > 0.5 ? t + std::copysign(1.0, y) : t;
+    }
+  }
+  return 0;
+}
+
+/// The exact semantics (FORMAT.md rule 7), in doubles (every step exact).
+float oracle_exact(float X, float scale, const fmt& f, rounding_mode mode, int ov) {
+  const float x = X / scale;
+  const double fmt_max = (2.0 - std::ldexp(1.0, -int(f.m))) * std::ldexp(1.0, (1 << int(f.E)) - 1 - int(f.bias));
+  const double mx = std::min(fmt_max, double(f.max_val));
+  auto overflow = [&](double sgn) -> double {
+    if (ov == 0) return std::copysign(mx, sgn);
+    if (ov == 1) return std::copysign(double(inf), sgn);
+    return nan_f;
+  };
+  double q;
+  if (std::isnan(x)) return nan_f;
+  if (std::isinf(x)) {
+    q = overflow(x);
+  } else if (x == 0) {
+    q = x;
+  } else {
+    int ex;
+    std::frexp(double(x), &ex);  // |x| = f * 2^ex, f in [0.5, 1)
+    const int e = ex - 1;
+    const int u = std::max(e - int(f.m), 1 - int(f.bias) - int(f.m));
+    q = std::ldexp(round_exact(std::ldexp(double(x), -u), mode), u);
+    if (q == 0) q = std::copysign(0.0, double(x));
+    if (std::fabs(q) > mx) q = overflow(x);
+  }
+  return float(q) * scale;
+}
+
+/// numpy's formulas in float32 (QONNX), the sign from np.sign.
+float round_numpy(float y, rounding_mode m) {
+  auto sgn = [](float v) { return v > 0 ? 1.0f : v < 0 ? -1.0f : std::isnan(v) ? v : 0.0f; };
+  switch (m) {
+    case rounding_mode::half_even: return std::nearbyint(y);
+    case rounding_mode::ceil: return std::ceil(y);
+    case rounding_mode::floor: return std::floor(y);
+    case rounding_mode::down: return std::trunc(y);
+    case rounding_mode::up: return sgn(y) * std::ceil(std::fabs(y));
+    case rounding_mode::half_up: {
+      const float h = std::fabs(y) + 0.5f;
+      return sgn(y) * std::floor(h);
+    }
+    case rounding_mode::half_down: {
+      const float h = std::fabs(y) - 0.5f;
+      return sgn(y) * std::ceil(h);
+    }
+  }
+  return 0;
+}
+
+/// QONNX's float32 evaluation, step by step (log2 in double rounded to float32).
+float oracle_reference(float X, float scale, const fmt& f, rounding_mode mode, int ov) {
+  const float x = X / scale;
+  const float a = std::fabs(x) + std::numeric_limits<float>::min();
+  const float l = static_cast<float>(std::log2(double(a)));
+  float e = std::floor(l) - f.m;
+  const float emin = 1.0f - f.bias - f.m;
+  e = std::isnan(e) ? e : std::max(e, emin);
+  const float p = static_cast<float>(std::exp2(double(e)));
+  const float y = x / p;
+  const float r = round_numpy(y, mode);
+  float q = r * p;
+  const double fmt_max = (2.0 - std::ldexp(1.0, -int(f.m))) * std::ldexp(1.0, (1 << int(f.E)) - 1 - int(f.bias));
+  const float mx = float(std::min(fmt_max, double(f.max_val)));
+  const bool is_inf = std::isinf(q), pos = q > mx, neg = q < -mx;
+  if (q < -mx) q = -mx;
+  if (q > mx) q = mx;
+  if (ov == 1) {
+    if (pos) q = inf;
+    if (neg) q = -inf;
+  } else if (ov == 2) {
+    if (pos || neg || is_inf) q = nan_f;
+  }
+  return q * scale;
+}
+
+std::vector<float> interesting_values(std::size_t n, std::uint32_t seed) {
+  std::vector<float> v = lowbit_test::mixed_values<float>(n, seed);
+  std::mt19937 rng(seed + 1);
+  for (std::size_t i = 0; i < n; i += 3) {
+    // Any bit pattern (all binades, subnormals, near powers of two).
+    std::uint32_t b = rng();
+    if (i % 2 == 0) b = (b & 0xff800000u) | (0x7fffffu - (rng() % 64));  // just below 2^k
+    v[i] = f32(b);
+  }
+  return v;
+}
+
+const fmt test_formats[] = {e4m3, e4m3_raw, e5m2, e5m2_raw, e2m1, e3m2, e8m23, e8m0,
+                            fmt{4, 3, 7, 300}, fmt{3, 0, 1, inf}, fmt{5, 10, 15, inf} /* fp16 */,
+                            fmt{8, 7, 127, flt_max} /* bf16 */, fmt{2, 3, -3, 1000}};
+
+}  // namespace
+
+// ---- known values ---------------------------------------------------------------
+
+TEST_CASE("OCP presets: E4M3FN, E5M2, E2M1", "[float_quant]") {
+  for (semantics s : {semantics::reference, semantics::exact}) {
+    auto q = [&](float x, const fmt& f, int ov = 0, rounding_mode m = rounding_mode::half_even) {
+      return s == semantics::exact ? fq1<semantics::exact>(x, f, m, ov) : fq1<semantics::reference>(x, f, m, ov);
+    };
+    // E4M3FN: max 448, overflow decided after rounding.
+    CHECK(q(448.0f, e4m3) == 448.0f);
+    CHECK(q(464.0f, e4m3) == 448.0f);        // rounds (ties to even) to 448
+    CHECK(q(464.0f, e4m3, 2) == 448.0f);     // ... so it does not overflow
+    CHECK(q(470.0f, e4m3) == 448.0f);        // rounds to 480 > 448: saturates
+    CHECK(std::isnan(q(470.0f, e4m3, 2)));   // has_nan
+    CHECK(q(470.0f, e4m3, 1) == inf);        // has_inf
+    CHECK(q(-470.0f, e4m3, 1) == -inf);
+    CHECK(q(-1000.0f, e4m3) == -448.0f);
+    CHECK(q(0.3f, e4m3) == 0.3125f);
+    CHECK(q(0x1p-9f, e4m3) == 0x1p-9f);      // smallest subnormal
+    CHECK(q(0x1p-10f, e4m3) == 0.0f);        // tie to even: 0
+    CHECK(q(0x1.8p-10f, e4m3) == 0x1p-9f);
+    CHECK(q(1000.0f, e4m3_raw) == 480.0f);   // no code reserved
+    // E5M2.
+    CHECK(q(57344.0f, e5m2) == 57344.0f);
+    CHECK(q(1e6f, e5m2) == 57344.0f);
+    CHECK(q(1e6f, e5m2_raw) == 114688.0f);
+    CHECK(q(0x1p-16f, e5m2) == 0x1p-16f);
+    // E2M1: {0, 0.5, 1, 1.5, 2, 3, 4, 6}.
+    CHECK(q(6.0f, e2m1) == 6.0f);
+    CHECK(q(100.0f, e2m1) == 6.0f);
+    CHECK(q(2.5f, e2m1) == 2.0f);
+    CHECK(q(3.5f, e2m1) == 4.0f);
+    CHECK(q(5.0f, e2m1) == 4.0f);
+    CHECK(q(0.75f, e2m1) == 1.0f);
+    CHECK(q(0.25f, e2m1) == 0.0f);
+    CHECK(q(-0.25f, e2m1) == -0.0f);
+    CHECK(bits(q(-0.25f, e2m1)) == bits(-0.0f));
+    // Scale: Y = q(X / s) * s.
+    CHECK((s == semantics::exact ? fq1<semantics::exact>(3.0f, e2m1, rounding_mode::half_even, 0, 0.5f)
+                                 : fq1<semantics::reference>(3.0f, e2m1, rounding_mode::half_even, 0, 0.5f)) ==
+          3.0f);
+  }
+}
+
+TEST_CASE("QUIRKS.md examples in both semantics", "[float_quant]") {
+  using S = semantics;
+  const auto R = rounding_mode::half_even;
+  // 1. HALF_UP on 0.49999997.
+  CHECK(fq1<S::reference>(0.249999985f, e2m1, rounding_mode::half_up, 0, 1.0f) == 0.5f);
+  CHECK(fq1<S::exact>(0.249999985f, e2m1, rounding_mode::half_up, 0, 1.0f) == 0.0f);
+  // 3. HALF_DOWN on E8M23.
+  CHECK(fq1<S::reference>(1.0f + 0x1p-23f, e8m23, rounding_mode::half_down) == 1.0f);
+  CHECK(fq1<S::exact>(1.0f + 0x1p-23f, e8m23, rounding_mode::half_down) == 1.0f + 0x1p-23f);
+  CHECK(fq1<S::reference>(0.49999997f, e8m23, rounding_mode::half_down) == 0.49999994f);
+  CHECK(fq1<S::exact>(0.49999997f, e8m23, rounding_mode::half_down) == 0.49999997f);
+  // 6. +-inf and overflowing X/scale.
+  for (int ov : {0, 1, 2}) {
+    CHECK(std::isnan(fq1<S::reference>(inf, e4m3, R, ov)));
+    CHECK(std::isnan(fq1<S::reference>(-inf, e4m3, R, ov)));
+    CHECK(std::isnan(fq1<S::reference>(flt_max, e4m3, R, ov, 0.5f)));
+  }
+  CHECK(fq1<S::exact>(inf, e4m3, R, 0) == 448.0f);
+  CHECK(fq1<S::exact>(-inf, e4m3, R, 0) == -448.0f);
+  CHECK(fq1<S::exact>(inf, e4m3, R, 1) == inf);
+  CHECK(std::isnan(fq1<S::exact>(inf, e4m3, R, 2)));
+  CHECK(fq1<S::exact>(flt_max, e4m3, R, 0, 0.5f) == 224.0f);  // 448 * 0.5
+  // 7. float32 log2 just below a power of two.
+  CHECK(fq1<S::reference>(f32(0x3cffffff), e4m3, rounding_mode::floor) == 0.02734375f);
+  CHECK(fq1<S::exact>(f32(0x3cffffff), e4m3, rounding_mode::floor) == 0.029296875f);
+  CHECK(fq1<S::reference>(255.99998f, e4m3, rounding_mode::floor) == 224.0f);
+  CHECK(fq1<S::exact>(255.99998f, e4m3, rounding_mode::floor) == 240.0f);
+  CHECK(fq1<S::reference>(255.99998f, e4m3, R) == 256.0f);  // nearest modes unaffected
+  // 8. + FLT_MIN with bias 127.
+  CHECK(fq1<S::reference>(0x1p-126f, e8m0, R) == 0.0f);
+  CHECK(fq1<S::exact>(0x1p-126f, e8m0, R) == 0x1p-126f);
+  CHECK(fq1<S::reference>(f32(0x007fffff), e8m0, R) == 0.0f);
+  CHECK(fq1<S::exact>(f32(0x007fffff), e8m0, R) == 0x1p-126f);
+  // 9. has_subnormal has no effect.
+  auto q = make(R);
+  q.has_subnormal = false;
+  float x = 0x1p-9f, y = 0;
+  q(std::span<const float>(&x, 1), 1.0f, 4.0f, 3.0f, 7.0f, 448.0f, std::span<float>(&y, 1));
+  CHECK(y == 0x1p-9f);
+}
+
+TEST_CASE("zero signs and NaN", "[float_quant]") {
+  using S = semantics;
+  for (rounding_mode m : lowbit::all_rounding_modes) {
+    INFO(lowbit::to_string(m));
+    CHECK(bits(fq1<S::exact>(-0.0f, e4m3, m)) == bits(-0.0f));
+    CHECK(bits(fq1<S::exact>(0.0f, e4m3, m)) == bits(0.0f));
+    CHECK(std::isnan(fq1<S::exact>(nan_f, e4m3, m)));
+    CHECK(std::isnan(fq1<S::reference>(nan_f, e4m3, m)));
+    CHECK(bits(fq1<S::reference>(0.3f, e4m3, m, 0, 1.0f)) == bits(oracle_reference(0.3f, 1.0f, e4m3, m, 0)));
+  }
+  CHECK(bits(fq1<S::reference>(0.0f, e4m3, rounding_mode::half_down)) == bits(-0.0f));  // numpy sign
+  CHECK(bits(fq1<S::reference>(-0.0f, e4m3, rounding_mode::up)) == bits(0.0f));
+}
+
+// ---- against the independent oracles ------------------------------------------------
+
+TEST_CASE("both semantics equal independent step-by-step oracles", "[float_quant][oracle]") {
+  const std::vector<float> x = interesting_values(4000, 5);
+  std::vector<float> y(x.size());
+  for (const fmt& f : test_formats)
+    for (rounding_mode m : lowbit::all_rounding_modes)
+      for (int ov : {0, 1, 2})
+        for (float scale : {1.0f, 0.37f, 3.0f}) {
+          INFO("E" << f.E << "M" << f.m << " bias " << f.bias << " max " << f.max_val << " "
+                   << lowbit::to_string(m) << " ov " << ov << " scale " << scale);
+          std::vector<float> want(x.size());
+          for (std::size_t i = 0; i < x.size(); ++i) want[i] = oracle_reference(x[i], scale, f, m, ov);
+          make(m, ov)(x, scale, f.E, f.m, f.bias, f.max_val, y);
+          require_same_bits(y, want);
+          for (std::size_t i = 0; i < x.size(); ++i) want[i] = oracle_exact(x[i], scale, f, m, ov);
+          make<semantics::exact>(m, ov)(x, scale, f.E, f.m, f.bias, f.max_val, y);
+          require_same_bits(y, want);
+        }
+}
+
+TEST_CASE("reference semantics on degenerate scales and formats equal the oracle", "[float_quant][oracle]") {
+  const std::vector<float> x = interesting_values(2000, 9);
+  std::vector<float> y(x.size()), want(x.size());
+  const fmt odd[] = {e4m3, fmt{4, 3, 150, 448}, fmt{4, 3, 140, inf}, fmt{2, 3, -3, 1000}, fmt{8, 23, 127, inf},
+                     fmt{3, 30, 3, inf}, fmt{4, 3, 7, 0.5f}};
+  for (const fmt& f : odd)
+    for (rounding_mode m : lowbit::all_rounding_modes)
+      for (int ov : {0, 1, 2})
+        for (float scale : {0.0f, -0.0f, -0.5f, inf, -inf, nan_f, 1e-40f, 1e30f, 1.0f}) {
+          INFO("E" << f.E << "M" << f.m << " bias " << f.bias << " max " << f.max_val << " "
+                   << lowbit::to_string(m) << " ov " << ov << " scale " << scale);
+          for (std::size_t i = 0; i < x.size(); ++i) want[i] = oracle_reference(x[i], scale, f, m, ov);
+          make(m, ov)(x, scale, f.E, f.m, f.bias, f.max_val, y);
+          require_same_bits(y, want);
+        }
+}
+
+TEST_CASE("exhaustive over all float32 near powers of two and in E4M3 range", "[float_quant][oracle]") {
+  // Every float with a mantissa within 64 ulps of the top of its binade, both signs.
+  std::vector<float> x;
+  for (std::uint32_t be = 0; be < 255; ++be)
+    for (std::uint32_t j = 0; j < 64; ++j) {
+      x.push_back(f32((be << 23) | (0x7fffffu - j)));
+      x.push_back(f32(0x80000000u | (be << 23) | j));
+    }
+  std::vector<float> y(x.size()), want(x.size());
+  for (const fmt& f : {e4m3, e8m23, e8m0, e5m2})
+    for (rounding_mode m : lowbit::all_rounding_modes) {
+      INFO("E" << f.E << "M" << f.m << " " << lowbit::to_string(m));
+      for (std::size_t i = 0; i < x.size(); ++i) want[i] = oracle_reference(x[i], 1.0f, f, m, 0);
+      make(m)(x, 1.0f, f.E, f.m, f.bias, f.max_val, y);
+      require_same_bits(y, want);
+      for (std::size_t i = 0; i < x.size(); ++i) want[i] = oracle_exact(x[i], 1.0f, f, m, 0);
+      make<semantics::exact>(m)(x, 1.0f, f.E, f.m, f.bias, f.max_val, y);
+      require_same_bits(y, want);
+    }
+}
+
+// ---- SIMD, broadcasting, views ----------------------------------------------------------
+
+template <semantics S>
+void simd_equals_scalar() {
+  constexpr std::size_t L = lowbit::detail::batch<float>::size;
+  const std::vector<float> src = interesting_values(4 * L + 64, 17);
+  const float sentinel = 777.0f;
+  for (rounding_mode m : lowbit::all_rounding_modes)
+    for (int ov : {0, 1, 2})
+      for (std::size_t n = 0; n <= 2 * L + 1; ++n)
+        for (std::size_t mis = 0; mis < 4; ++mis) {
+          INFO(lowbit::to_string(m) << " ov " << ov << " n " << n << " misalignment " << mis);
+          auto op = make<S>(m, ov);
+          std::vector<float> a(n + mis + 2, sentinel), b(n + mis + 2, sentinel);
+          std::span<const float> xs(src.data() + mis, n);
+          op.use_simd = true;
+          op(xs, 0.37f, 4.0f, 3.0f, 7.0f, 448.0f, std::span<float>(a.data() + mis, n));
+          op.use_simd = false;
+          op(xs, 0.37f, 4.0f, 3.0f, 7.0f, 448.0f, std::span<float>(b.data() + mis, n));
+          require_same_bits(a, b);
+          CHECK(bits(a[mis + n]) == bits(sentinel));
+          // Per-element formats (loaded parameter group).
+          std::vector<float> mb(n), eb(n), bias(n), mv(n);
+          for (std::size_t i = 0; i < n; ++i) {
+            const fmt& f = test_formats[i % (sizeof test_formats / sizeof test_formats[0])];
+            eb[i] = f.E;
+            mb[i] = f.m;
+            bias[i] = f.bias;
+            mv[i] = f.max_val;
+          }
+          op.use_simd = true;
+          op(xs, 1.0f, eb, mb, bias, mv, std::span<float>(a.data() + mis, n));
+          op.use_simd = false;
+          op(xs, 1.0f, eb, mb, bias, mv, std::span<float>(b.data() + mis, n));
+          require_same_bits(a, b);
+        }
+}
+
+TEST_CASE("SIMD body equals the scalar path for every tail and misalignment", "[float_quant][simd]") {
+  simd_equals_scalar<semantics::reference>();
+  simd_equals_scalar<semantics::exact>();
+}
+
+template <semantics S>
+void per_channel_equals_loop(rounding_mode m) {
+  const std::size_t N = 2, C = 4, H = 5, W = 7;
+  const std::vector<float> x = interesting_values(N * C * H * W, 23);
+  const std::vector<float> scale{0.1f, 0.37f, 2.0f, 1.0f}, E{4, 5, 2, 3}, M{3, 2, 1, 2}, B{7, 15, 1, 3},
+      MV{448, 57344, 6, inf};
+  std::vector<float> y(x.size());
+  auto op = make<S>(m);
+  op(strided_view<const float>(x.data(), {N, C, H, W}), strided_view<const float>(scale.data(), {C, 1, 1}),
+     strided_view<const float>(E.data(), {C, 1, 1}), strided_view<const float>(M.data(), {1, C, 1, 1}),
+     strided_view<const float>(B.data(), {C, 1, 1}), strided_view<const float>(MV.data(), {C, 1, 1}),
+     strided_view<float>(y.data(), {N, C, H, W}));
+  std::vector<float> want(x.size());
+  for (std::size_t n = 0; n < N; ++n)
+    for (std::size_t c = 0; c < C; ++c) {
+      const std::size_t off = (n * C + c) * H * W;
+      op(std::span<const float>(x.data() + off, H * W), scale[c], E[c], M[c], B[c], MV[c],
+         std::span<float>(want.data() + off, H * W));
+    }
+  require_same_bits(y, want);
+}
+
+TEST_CASE("per-channel widths, biases and max_val equal a loop of per-tensor calls",
+          "[float_quant][broadcast]") {
+  for (rounding_mode m : lowbit::all_rounding_modes) {
+    per_channel_equals_loop<semantics::reference>(m);
+    per_channel_equals_loop<semantics::exact>(m);
+  }
+}
+
+TEST_CASE("output shape, rank growth, in place, empty", "[float_quant][broadcast]") {
+  auto op = make(rounding_mode::half_even);
+  std::vector<float> x{1.1f, 2.2f, 3.3f};
+  std::vector<float> mb{1, 2};
+  strided_view<const float> mv(mb.data(), {2, 1});
+  CHECK(op.output_shape(x, 1.0f, 4.0f, mv, 7.0f, 448.0f) == shape{2, 3});
+  std::vector<float> y(6);
+  op(x, 1.0f, 4.0f, mv, 7.0f, 448.0f, strided_view<float>(y.data(), {2, 3}));
+  require_same_bits(y, {1.0f, 2.0f, 3.0f, 1.0f, 2.0f, 3.5f});
+  std::vector<float> z = x;
+  op(z, 1.0f, 4.0f, 3.0f, 7.0f, 448.0f, z);
+  require_same_bits(z, {1.125f, 2.25f, 3.25f});
+  std::vector<float> empty;
+  CHECK_NOTHROW(op(empty, 1.0f, 4.0f, 3.0f, 7.0f, 448.0f, empty));
+}
+
+// ---- errors ----------------------------------------------------------------------------
+
+namespace {
+template <class F>
+void check_rejected(F&& call, std::vector<float>& y, const char* needle) {
+  const std::vector<float> before = y;
+  REQUIRE_THROWS_AS(call(), lowbit::error);
+  REQUIRE_THROWS_WITH(call(), lowbit_test::contains_substring(needle));
+  require_same_bits(y, before);
+}
+}  // namespace
+
+TEST_CASE("every error path throws lowbit::error and leaves y untouched", "[float_quant][errors]") {
+  std::vector<float> x{1, 2, 3, 4, 5, 6};
+  std::vector<float> y(6, 42.0f);
+  auto op = make(rounding_mode::half_even);
+  auto ex = make<semantics::exact>(rounding_mode::half_even);
+  std::vector<float> s4{1, 1, 1, 1};
+  check_rejected([&] { op(x, s4, 4.0f, 3.0f, 7.0f, 448.0f, y); }, y, "do not broadcast");
+  std::vector<float> y5(5, 42.0f);
+  check_rejected([&] { op(x, 1.0f, 4.0f, 3.0f, 7.0f, 448.0f, y5); }, y5, "y has shape [5]");
+  check_rejected([&] { op(x, 1.0f, 4.5f, 3.0f, 7.0f, 448.0f, y); }, y, "exponent_bitwidth = 4.5");
+  check_rejected([&] { op(x, 1.0f, 0.0f, 3.0f, 7.0f, 448.0f, y); }, y, "exponent_bitwidth = 0");
+  check_rejected([&] { op(x, 1.0f, 4.0f, -1.0f, 7.0f, 448.0f, y); }, y, "mantissa_bitwidth = -1");
+  check_rejected([&] { op(x, 1.0f, 4.0f, nan_f, 7.0f, 448.0f, y); }, y, "mantissa_bitwidth = nan");
+  check_rejected([&] { op(x, 1.0f, 4.0f, 3.0f, 7.5f, 448.0f, y); }, y, "exponent_bias = 7.5");
+  std::vector<float> mbs{3, 3, 3, 3, 2.5f, 3};
+  check_rejected([&] { op(x, 1.0f, 4.0f, strided_view<const float>(mbs.data(), {2, 3}), 7.0f, 448.0f, y); },
+                 y, "mantissa_bitwidth[1, 1] = 2.5");
+  auto bad_mode = make(static_cast<rounding_mode>(99));
+  check_rejected([&] { bad_mode(x, 1.0f, 4.0f, 3.0f, 7.0f, 448.0f, y); }, y, "rounding_mode");
+  auto no_ov = make(rounding_mode::half_even);
+  no_ov.saturation = false;
+  check_rejected([&] { no_ov(x, 1.0f, 4.0f, 3.0f, 7.0f, 448.0f, y); }, y, "saturation = 0");
+  // Exact semantics only.
+  check_rejected([&] { ex(x, 1.0f, 4.0f, 24.0f, 7.0f, 448.0f, y); }, y, "mantissa_bitwidth = 24");
+  for (float bad : {0.0f, -0.0f, -1.0f, inf, -inf, nan_f}) {
+    check_rejected([&] { ex(x, bad, 4.0f, 3.0f, 7.0f, 448.0f, y); }, y, "scale");
+    CHECK_NOTHROW(op(x, bad, 4.0f, 3.0f, 7.0f, 448.0f, std::vector<float>(6)));
+  }
+  for (float bad : {0.0f, -1.0f, nan_f})
+    check_rejected([&] { ex(x, 1.0f, 4.0f, 3.0f, 7.0f, bad, y); }, y, "max_val");
+  check_rejected([&] { ex(x, 1.0f, 4.0f, 3.0f, 150.0f, 448.0f, y); }, y, "smallest step");
+  CHECK_NOTHROW(op(x, 1.0f, 4.0f, 3.0f, 150.0f, 448.0f, std::vector<float>(6)));
+  check_rejected([&] { ex(x, 1.0f, 8.0f, 23.0f, 127.0f, inf, y); }, y, "not a finite float");
+  CHECK_NOTHROW(ex(x, 1.0f, 8.0f, 23.0f, 127.0f, flt_max, std::vector<float>(6)));
+  CHECK_NOTHROW(ex(x, 1.0f, 8.0f, 7.0f, 127.0f, flt_max, std::vector<float>(6)));
+  std::vector<float> empty, ey;
+  check_rejected([&] { ex(empty, 1.0f, 4.0f, 3.0f, 151.0f, 448.0f, ey); }, ey, "smallest step");
+}

@@ -1,0 +1,480 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests for include/lowbit/trunc.hpp (Trunc opset 2 and opset 1).
+#include <lowbit/trunc.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "support/catch.hpp"
+#include "support/test_util.hpp"
+
+using lowbit::rounding_mode;
+using lowbit::semantics;
+using lowbit::shape;
+using lowbit::strided_view;
+using lowbit_test::bits;
+using lowbit_test::show;
+
+namespace {
+
+constexpr float inf = std::numeric_limits<float>::infinity();
+constexpr float nan_f = std::numeric_limits<float>::quiet_NaN();
+constexpr float flt_max = std::numeric_limits<float>::max();
+
+template <semantics S = semantics::reference>
+lowbit::trunc<S> make(bool is_signed, bool narrow, rounding_mode m) {
+  return lowbit::trunc<S>{.is_signed = is_signed, .narrow = narrow, .rounding = m};
+}
+
+template <semantics S>
+float tr1(float x, float scale, float zp, float in_bw, float out_scale, float out_bw, bool is_signed,
+          bool narrow, rounding_mode m) {
+  float y = 12345.0f;
+  make<S>(is_signed, narrow, m)(std::span<const float>(&x, 1), scale, zp, in_bw, out_scale, out_bw,
+                                std::span<float>(&y, 1));
+  return y;
+}
+
+template <semantics S>
+float v1(float x, float scale, float zp, float in_bw, float out_bw, rounding_mode m) {
+  float y = 12345.0f;
+  lowbit::trunc_v1<S>{.rounding = m}(std::span<const float>(&x, 1), scale, zp, in_bw, out_bw,
+                                     std::span<float>(&y, 1));
+  return y;
+}
+
+/// The trunc scale t of a (scale, out_scale) pair; NaN when rejected.
+template <semantics S>
+float tscale(float scale, float out_scale) {
+  float t = 0.0f;
+  return lowbit::detail::trunc_scale<S>(scale, out_scale, t) ? t : nan_f;
+}
+
+template <class T>
+void require_same_bits(const std::vector<T>& got, const std::vector<T>& want) {
+  const long i = lowbit_test::first_bit_difference(got, want);
+  if (i >= 0) {
+    INFO("first difference at " << i << ": got " << show(got[i]) << ", want " << show(want[i]));
+    CHECK(false);
+  }
+}
+
+}  // namespace
+
+// ---- known values ---------------------------------------------------------
+
+TEST_CASE("trunc: int8 on scale 0.5 to 4 bits on scale 2", "[trunc]") {
+  std::vector<float> x{1.0f, 2.5f, -3.0f, 7.0f, 100.0f, -100.0f}, y(6);
+  // y = x / 0.5 in {2, 5, -6, 14, 200, -200}; t = 4; floor(y / 4), clamp [-8, 7].
+  make(true, false, rounding_mode::floor)(x, 0.5f, 0.0f, 8.0f, 2.0f, 4.0f, y);
+  require_same_bits(y, {0.0f, 2.0f, -4.0f, 6.0f, 14.0f, -16.0f});
+  make<semantics::exact>(true, false, rounding_mode::floor)(x, 0.5f, 0.0f, 8.0f, 2.0f, 4.0f, y);
+  require_same_bits(y, {0.0f, 2.0f, -4.0f, 6.0f, 14.0f, -16.0f});
+  // Unsigned narrow: [0, 14].
+  make(false, true, rounding_mode::half_even)(x, 0.5f, 0.0f, 8.0f, 2.0f, 4.0f, y);
+  require_same_bits(y, {0.0f, 2.0f, 0.0f, 8.0f, 28.0f, 0.0f});
+}
+
+TEST_CASE("trunc: the input is rounded half-even first whatever the mode (QUIRKS 10)", "[trunc]") {
+  using S = semantics;
+  const auto fl = rounding_mode::floor;
+  CHECK(tr1<S::reference>(2.5f, 1, 0, 8, 1, 8, true, false, fl) == 2.0f);
+  CHECK(tr1<S::exact>(2.5f, 1, 0, 8, 1, 8, true, false, fl) == 2.0f);
+  CHECK(tr1<S::reference>(3.5f, 1, 0, 8, 1, 8, true, false, fl) == 4.0f);
+  CHECK(tr1<S::exact>(3.5f, 1, 0, 8, 1, 8, true, false, fl) == 4.0f);
+  // The output uses out_scale (not t * scale) and zeropt / t.
+  // x = 10, scale 1, zp 4: y = 14, t = 2 (out_scale 2.5 -> log2 1.32 -> 1): q = 7,
+  // Y = (7 - 2) * 2.5.
+  CHECK(tr1<S::reference>(10.0f, 1, 4, 8, 2.5f, 8, true, false, fl) == 12.5f);
+  CHECK(tr1<S::exact>(10.0f, 1, 4, 8, 2.5f, 8, true, false, fl) == 12.5f);
+}
+
+TEST_CASE("trunc: the trunc scale 2^round(log2(out_scale / scale)) (QUIRKS 10)", "[trunc]") {
+  using S = semantics;
+  struct row {
+    float ratio, ref, exact;
+  };
+  const row rows[] = {
+      {2.828427f, 4.0f, 2.0f},     {5.656854f, 4.0f, 4.0f},   {11.313708f, 16.0f, 8.0f},
+      {0.70710677f, 1.0f, 0.5f},   {1.4142135f, 1.0f, 1.0f},  {1.4142137f, 2.0f, 2.0f},
+      {3.0f, 4.0f, 4.0f},          {6.0f, 8.0f, 8.0f},        {22.627417f, 16.0f, 16.0f},
+      {45.254833f, 64.0f, 32.0f},  {1.0f, 1.0f, 1.0f},        {0.75f, 1.0f, 1.0f},
+  };
+  for (const row& r : rows) {
+    INFO("ratio " << show(r.ratio));
+    CHECK(tscale<S::reference>(1.0f, r.ratio) == r.ref);
+    CHECK(tscale<S::exact>(1.0f, r.ratio) == r.exact);
+  }
+  CHECK(tscale<S::exact>(1.0f, 0.17677669f) == 0.125f);
+  // The ratio is one float division: scale 0.5, out_scale 1.4142135 -> 2.828427.
+  CHECK(tscale<S::reference>(0.5f, 1.4142135f) == 4.0f);
+  CHECK(tscale<S::exact>(0.5f, 1.4142135f) == 2.0f);
+  // Through the operator: x = 8, scale 1, out_scale 2.828427, FLOOR, int32.
+  // reference t = 4: q = 2; exact t = 2: q = 4.
+  CHECK(tr1<S::reference>(8, 1, 0, 8, 2.828427f, 32, true, false, rounding_mode::floor) ==
+        2.0f * 2.828427f);
+  CHECK(tr1<S::exact>(8, 1, 0, 8, 2.828427f, 32, true, false, rounding_mode::floor) ==
+        4.0f * 2.828427f);
+  // Extreme ratios: exact rejects those without a finite binary32 t.
+  CHECK(std::isnan(tscale<S::exact>(1e-30f, 3e38f)));        // overflows to inf
+  CHECK(std::isnan(tscale<S::exact>(3e38f, 1e-30f)));        // underflows to 0
+  CHECK(std::isnan(tscale<S::exact>(1.0f, flt_max)));        // k = 128
+  CHECK(tscale<S::exact>(1.0f, 0x1.6p127f) == 0x1p127f);     // k = 127
+  CHECK(tscale<S::exact>(1.0f, std::numeric_limits<float>::denorm_min()) == 0x1p-149f);
+  CHECK(tscale<S::reference>(1e-30f, 3e38f) == inf);
+  CHECK(tscale<S::reference>(3e38f, 1e-30f) == 0.0f);
+  CHECK(std::isnan(tscale<S::reference>(-1.0f, 2.0f)));
+}
+
+TEST_CASE("trunc: clamp to out_bitwidth, no bipolar special case", "[trunc]") {
+  using S = semantics;
+  const auto re = rounding_mode::half_even;
+  for (int sem = 0; sem < 2; ++sem) {
+    auto f = [&](float x, bool sg, bool nw) {
+      return sem ? tr1<S::exact>(x, 1, 0, 8, 1, 1, sg, nw, re)
+                 : tr1<S::reference>(x, 1, 0, 8, 1, 1, sg, nw, re);
+    };
+    CHECK(f(5.0f, true, false) == 0.0f);    // signed 1 bit: [-1, 0]
+    CHECK(f(-5.0f, true, false) == -1.0f);
+    CHECK(f(-5.0f, true, true) == 0.0f);    // narrow: [0, 0]
+    CHECK(f(5.0f, false, false) == 1.0f);   // unsigned 1 bit: [0, 1]
+    CHECK(f(inf, true, false) == 0.0f);
+    CHECK(std::isnan(f(nan_f, true, false)));
+  }
+}
+
+TEST_CASE("trunc: the two semantics differ exactly where QUIRKS.md says", "[trunc]") {
+  using S = semantics;
+  const auto hu = rounding_mode::half_up, up = rounding_mode::up, re = rounding_mode::half_even;
+  // 2. HALF_UP on odd integers in [2^23, 2^24): uint24, out_scale / scale = 2.
+  CHECK(tr1<S::reference>(33554430.0f, 1, 0, 26, 2, 24, false, false, hu) == 33554432.0f);
+  CHECK(tr1<S::exact>(33554430.0f, 1, 0, 26, 2, 24, false, false, hu) == 33554430.0f);
+  // 13. out_bitwidth 25: limit 2^25 (reference) vs 33554430 (exact).
+  CHECK(tr1<S::reference>(0x1p26f, 1, 0, 32, 2, 25, false, false, re) == 0x1p26f);
+  CHECK(tr1<S::exact>(0x1p26f, 1, 0, 32, 2, 25, false, false, re) == 67108860.0f);
+  CHECK(tr1<S::reference>(1e10f, 1, 0, 32, 1, 32, true, false, re) == 2147483648.0f);
+  CHECK(tr1<S::exact>(1e10f, 1, 0, 32, 1, 32, true, false, re) == 2147483520.0f);
+  // 16. A small negative x/scale is pre-rounded to -0: unsigned UP gives +0
+  // in reference (numpy's sign), -0 in exact; FLOOR keeps -0 in both, also
+  // through the unsigned clamp.
+  CHECK(bits(tr1<S::reference>(-0.25f, 0.5f, 0, 8, 1, 4, false, false, up)) == bits(0.0f));
+  CHECK(bits(tr1<S::exact>(-0.25f, 0.5f, 0, 8, 1, 4, false, false, up)) == bits(-0.0f));
+  CHECK(bits(tr1<S::reference>(-0.25f, 0.5f, 0, 8, 1, 4, false, false, hu)) == bits(0.0f));
+  CHECK(bits(tr1<S::exact>(-0.25f, 0.5f, 0, 8, 1, 4, false, false, hu)) == bits(-0.0f));
+  for (rounding_mode m : {rounding_mode::floor, rounding_mode::ceil, rounding_mode::down,
+                          rounding_mode::half_even, rounding_mode::half_down}) {
+    INFO(lowbit::to_string(m));
+    CHECK(bits(tr1<S::reference>(-0.25f, 0.5f, 0, 8, 1, 4, false, false, m)) == bits(-0.0f));
+    CHECK(bits(tr1<S::exact>(-0.25f, 0.5f, 0, 8, 1, 4, false, false, m)) == bits(-0.0f));
+  }
+  // IEEE: -0 + zeropt(+0) = +0.
+  CHECK(bits(tr1<S::exact>(-0.0f, 1, 0, 8, 1, 8, true, false, re)) == bits(0.0f));
+  // The reference computes what the exact semantics reject.
+  CHECK_NOTHROW(tr1<S::reference>(1.0f, 1e-30f, 0, 8, 3e38f, 8, true, false, re));
+  CHECK_NOTHROW(tr1<S::reference>(1.0f, 0.0f, 0, 8, 1, 8, true, false, re));
+  CHECK_NOTHROW(tr1<S::reference>(1.0f, -1.0f, 0, 8, 1, 8, true, false, re));
+}
+
+TEST_CASE("trunc_v1: no clamping, half-even pre-rounding (QUIRKS 11)", "[trunc_v1]") {
+  using S = semantics;
+  const auto fl = rounding_mode::floor;
+  CHECK(v1<S::reference>(1000.0f, 1, 0, 8, 4, fl) == 62.0f);
+  CHECK(v1<S::exact>(1000.0f, 1, 0, 8, 4, fl) == 62.0f);
+  CHECK(v1<S::reference>(2.5f, 1, 0, 8, 8, fl) == 2.0f);
+  CHECK(v1<S::exact>(3.5f, 1, 0, 8, 8, fl) == 4.0f);
+  // out_bitwidth > in_bitwidth multiplies.
+  CHECK(v1<S::exact>(3.0f, 1, 0, 4, 6, fl) == 12.0f);
+  // Y = (q - zeropt) * scale: x = 3, scale 0.5, zp 1 -> y = 7, / 4 -> 1.75.
+  CHECK(v1<S::exact>(3.0f, 0.5f, 1, 8, 6, rounding_mode::ceil) == 0.5f);
+  CHECK(v1<S::reference>(3.0f, 0.5f, 1, 8, 6, rounding_mode::floor) == 0.0f);
+  // 16 for v1: a small negative x/scale pre-rounds to -0.
+  CHECK(bits(v1<S::reference>(-0.25f, 1, 0, 8, 4, rounding_mode::up)) == bits(0.0f));
+  CHECK(bits(v1<S::exact>(-0.25f, 1, 0, 8, 4, rounding_mode::up)) == bits(-0.0f));
+  CHECK(std::isnan(v1<S::exact>(nan_f, 1, 0, 8, 4, fl)));
+  CHECK(v1<S::exact>(inf, 1, 0, 8, 4, fl) == inf);
+}
+
+TEST_CASE("trunc: float64 tensors", "[trunc]") {
+  std::vector<double> x{0.1, 2.5, -3.7, 1e300}, y(4);
+  lowbit::trunc<semantics::exact>{.is_signed = true, .rounding = rounding_mode::floor}(
+      x, 0.1, 0.0, 8.0, 0.4, 8.0, y);
+  std::vector<double> want(4);
+  for (int i = 0; i < 4; ++i) {
+    double v = std::nearbyint(x[i] / 0.1) / 4.0;
+    v = std::min(std::max(v, -128.0), 127.0);
+    want[i] = std::floor(v) * 0.4;
+  }
+  require_same_bits(y, want);
+}
+
+// ---- SIMD body == scalar path, every tail, misalignment ----------------------
+
+template <semantics S, class T>
+void simd_equals_scalar() {
+  const std::size_t L = xsimd::batch<T>::size;
+  const std::vector<T> src = lowbit_test::mixed_values<T>(4 * L + 8, 7);
+  const T sentinel = T(-12345.5);
+  for (rounding_mode m : lowbit::all_rounding_modes) {
+    for (int variant = 0; variant < 5; ++variant) {
+      auto op = make<S>(variant != 1, variant == 2, m);
+      lowbit::trunc_v1<S> op1{.rounding = m};
+      const T obw = variant == 1 ? T(5) : variant == 3 ? T(1) : T(8);
+      for (std::size_t n = 0; n <= 2 * L + 1; ++n) {
+        for (std::size_t mis : {std::size_t(0), std::size_t(1), std::size_t(3), L / 2 + 1}) {
+          std::vector<T> xbuf(n + mis);
+          std::copy(src.begin() + mis, src.begin() + mis + n, xbuf.begin() + mis);
+          std::span<const T> xin(xbuf.data() + mis, n);
+          const T scale = mis % 2 ? T(1) : T(0.37), zp = mis % 2 ? T(0) : T(1);
+          const T out_scale = variant == 4 ? T(2.828427) : T(4) * scale;
+          INFO("mode " << lowbit::to_string(m) << " variant " << variant << " n " << n << " mis " << mis);
+          {
+            std::vector<T> a(n + mis + 2, sentinel), b(n + mis + 2, sentinel);
+            op.use_simd = true;
+            op(xin, scale, zp, T(8), out_scale, obw, std::span<T>(a.data() + mis, n));
+            op.use_simd = false;
+            op(xin, scale, zp, T(8), out_scale, obw, std::span<T>(b.data() + mis, n));
+            require_same_bits(a, b);
+            for (std::size_t i = 0; i < mis; ++i) CHECK(bits(a[i]) == bits(sentinel));
+            CHECK(bits(a[mis + n]) == bits(sentinel));
+            CHECK(bits(a[mis + n + 1]) == bits(sentinel));
+          }
+          {
+            std::vector<T> a(n + mis + 2, sentinel), b(n + mis + 2, sentinel);
+            op1.use_simd = true;
+            op1(xin, scale, zp, T(8), obw, std::span<T>(a.data() + mis, n));
+            op1.use_simd = false;
+            op1(xin, scale, zp, T(8), obw, std::span<T>(b.data() + mis, n));
+            require_same_bits(a, b);
+            for (std::size_t i = 0; i < mis; ++i) CHECK(bits(a[i]) == bits(sentinel));
+            CHECK(bits(a[mis + n]) == bits(sentinel));
+            CHECK(bits(a[mis + n + 1]) == bits(sentinel));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("trunc: SIMD body equals the scalar path for every tail and misalignment",
+          "[trunc][trunc_v1][simd]") {
+  simd_equals_scalar<semantics::reference, float>();
+  simd_equals_scalar<semantics::exact, float>();
+  simd_equals_scalar<semantics::reference, double>();
+  simd_equals_scalar<semantics::exact, double>();
+}
+
+// ---- broadcasting --------------------------------------------------------------
+
+template <semantics S>
+void per_channel_equals_per_tensor_loop(rounding_mode m, std::size_t H, std::size_t W) {
+  const std::size_t N = 2, C = 3;
+  const std::vector<float> x = lowbit_test::mixed_values<float>(N * C * H * W, 11);
+  const std::vector<float> scale{0.1f, 0.37f, 2.0f}, zp{0.0f, 3.0f, -1.0f}, obw{8.0f, 3.0f, 1.0f},
+      osc{0.8f, 0.37f, 5.656854f}, ibw{12.0f, 9.0f, 4.0f};
+  strided_view<const float> xv(x.data(), {N, C, H, W});
+  strided_view<const float> sv(scale.data(), {1, C, 1, 1});
+  strided_view<const float> zv(zp.data(), {C, 1, 1});
+  strided_view<const float> bv(obw.data(), {C, 1, 1});
+  strided_view<const float> ov(osc.data(), {C, 1, 1});
+  strided_view<const float> iv(ibw.data(), {C, 1, 1});
+  {
+    std::vector<float> y(x.size());
+    auto op = make<S>(true, false, m);
+    op(xv, sv, zv, 8.0f, ov, bv, strided_view<float>(y.data(), {N, C, H, W}));
+    std::vector<float> want(x.size());
+    for (std::size_t n = 0; n < N; ++n)
+      for (std::size_t c = 0; c < C; ++c) {
+        const std::size_t off = (n * C + c) * H * W;
+        op(std::span<const float>(x.data() + off, H * W), scale[c], zp[c], 8.0f, osc[c], obw[c],
+           std::span<float>(want.data() + off, H * W));
+      }
+    require_same_bits(y, want);
+    // A per-channel out_scale with a per-tensor scale, and the reverse.
+    op(xv, 0.5f, zv, 8.0f, ov, bv, strided_view<float>(y.data(), {N, C, H, W}));
+    for (std::size_t n = 0; n < N; ++n)
+      for (std::size_t c = 0; c < C; ++c) {
+        const std::size_t off = (n * C + c) * H * W;
+        op(std::span<const float>(x.data() + off, H * W), 0.5f, zp[c], 8.0f, osc[c], obw[c],
+           std::span<float>(want.data() + off, H * W));
+      }
+    require_same_bits(y, want);
+    op(xv, sv, 0.0f, 8.0f, 3.0f, 6.0f, strided_view<float>(y.data(), {N, C, H, W}));
+    for (std::size_t n = 0; n < N; ++n)
+      for (std::size_t c = 0; c < C; ++c) {
+        const std::size_t off = (n * C + c) * H * W;
+        op(std::span<const float>(x.data() + off, H * W), scale[c], 0.0f, 8.0f, 3.0f, 6.0f,
+           std::span<float>(want.data() + off, H * W));
+      }
+    require_same_bits(y, want);
+  }
+  {
+    std::vector<float> y(x.size());
+    lowbit::trunc_v1<S> op{.rounding = m};
+    op(xv, sv, zv, iv, bv, strided_view<float>(y.data(), {N, C, H, W}));
+    std::vector<float> want(x.size());
+    for (std::size_t n = 0; n < N; ++n)
+      for (std::size_t c = 0; c < C; ++c) {
+        const std::size_t off = (n * C + c) * H * W;
+        op(std::span<const float>(x.data() + off, H * W), scale[c], zp[c], ibw[c], obw[c],
+           std::span<float>(want.data() + off, H * W));
+      }
+    require_same_bits(y, want);
+  }
+}
+
+TEST_CASE("trunc: per-channel parameters equal a loop of per-tensor calls",
+          "[trunc][trunc_v1][broadcast]") {
+  for (rounding_mode m : lowbit::all_rounding_modes) {
+    INFO(lowbit::to_string(m));
+    per_channel_equals_per_tensor_loop<semantics::reference>(m, 5, 7);
+    per_channel_equals_per_tensor_loop<semantics::exact>(m, 5, 7);
+    per_channel_equals_per_tensor_loop<semantics::reference>(m, 1, 300);
+    per_channel_equals_per_tensor_loop<semantics::exact>(m, 3, 700);
+  }
+}
+
+TEST_CASE("trunc: per-element parameters equal element-wise calls", "[trunc][broadcast]") {
+  const std::vector<float> x = lowbit_test::mixed_values<float>(37, 3);
+  std::vector<float> scale(37), zp(37), osc(37), bw(37), y(37);
+  for (std::size_t i = 0; i < 37; ++i) {
+    scale[i] = 0.05f * float(i + 1);
+    zp[i] = float(int(i % 5) - 2);
+    osc[i] = scale[i] * (0.3f + 0.7f * float(i % 11));
+    bw[i] = float(1 + i % 9);
+  }
+  for (int sem = 0; sem < 2; ++sem) {
+    if (sem)
+      make<semantics::exact>(true, false, rounding_mode::half_up)(x, scale, zp, 8.0f, osc, bw, y);
+    else
+      make(true, false, rounding_mode::half_up)(x, scale, zp, 8.0f, osc, bw, y);
+    for (std::size_t i = 0; i < 37; ++i) {
+      INFO("i = " << i << " sem " << sem);
+      const float want =
+          sem ? tr1<semantics::exact>(x[i], scale[i], zp[i], 8, osc[i], bw[i], true, false,
+                                      rounding_mode::half_up)
+              : tr1<semantics::reference>(x[i], scale[i], zp[i], 8, osc[i], bw[i], true, false,
+                                          rounding_mode::half_up);
+      CHECK(bits(y[i]) == bits(want));
+    }
+  }
+}
+
+TEST_CASE("trunc: output shapes; in_bitwidth takes no part (opset 2), does in opset 1",
+          "[trunc][trunc_v1][broadcast]") {
+  std::vector<float> x{1.0f, 2.0f, 3.0f, 4.0f};
+  std::vector<float> three{8.0f, 8.0f, 8.0f};
+  strided_view<const float> col(three.data(), {3, 1, 1});
+  auto op = make(true, false, rounding_mode::half_even);
+  CHECK(op.output_shape(x, 1.0f, 0.0f, col, 1.0f, 8.0f) == shape{4});
+  CHECK(op.output_shape(x, 1.0f, 0.0f, 8.0f, col, 8.0f) == shape{3, 1, 4});
+  CHECK(op.output_shape(x, 1.0f, 0.0f, 8.0f, 1.0f, col) == shape{3, 1, 4});
+  lowbit::trunc_v1<> op1;
+  CHECK(op1.output_shape(x, 1.0f, 0.0f, col, 8.0f) == shape{3, 1, 4});
+  CHECK(op1.output_shape(x, 1.0f, 0.0f, 8.0f, col) == shape{3, 1, 4});
+  std::vector<float> y(4);
+  op(x, 1.0f, 0.0f, col, 1.0f, 8.0f, y);  // in_bitwidth [3,1,1] does not grow y
+  require_same_bits(y, {1, 2, 3, 4});
+  // Rank 0 and empty.
+  float xs = 2.6f, ys = 0.0f;
+  op(strided_view<const float>(&xs, {}), 1.0f, 0.0f, 8.0f, 1.0f, 8.0f, strided_view<float>(&ys, {}));
+  CHECK(ys == 3.0f);
+  std::vector<float> ex, ey;
+  op(ex, 1.0f, 0.0f, 8.0f, 1.0f, 8.0f, ey);
+  REQUIRE_THROWS_AS(op(ex, 1.0f, 0.0f, 0.0f, 1.0f, 8.0f, ey), lowbit::error);
+  REQUIRE_THROWS_AS(make<semantics::exact>(true, false, rounding_mode::floor)(ex, 1.0f, 0.0f, 8.0f,
+                                                                              0.0f, 8.0f, ey),
+                    lowbit::error);
+}
+
+TEST_CASE("trunc: in place and strided equal out of place", "[trunc][trunc_v1]") {
+  for (rounding_mode m : lowbit::all_rounding_modes) {
+    std::vector<float> x = lowbit_test::mixed_values<float>(101, 5), y(101);
+    auto op = make(false, true, m);
+    op(x, 0.7f, 3.0f, 8.0f, 2.9f, 6.0f, y);
+    std::vector<float> xi = x;
+    op(xi, 0.7f, 3.0f, 8.0f, 2.9f, 6.0f, xi);
+    require_same_bits(xi, y);
+    lowbit::trunc_v1<> op1{.rounding = m};
+    op1(x, 0.7f, 3.0f, 8.0f, 6.0f, y);
+    op1(x, 0.7f, 3.0f, 8.0f, 6.0f, x);
+    require_same_bits(x, y);
+    // Strided input, transposed output.
+    std::vector<float> base = lowbit_test::mixed_values<float>(24, 9);
+    strided_view<const float> xv(base.data(), {4, 3}, {6, 2});
+    std::vector<float> out(12), ref(12);
+    op(xv, 0.5f, 0.0f, 8.0f, 2.0f, 4.0f, strided_view<float>(out.data(), {4, 3}, {1, 4}));
+    for (std::size_t i = 0; i < 4; ++i)
+      for (std::size_t j = 0; j < 3; ++j) {
+        float o = 0;
+        op(std::span<const float>(&base[i * 6 + j * 2], 1), 0.5f, 0.0f, 8.0f, 2.0f, 4.0f,
+           std::span<float>(&o, 1));
+        CHECK(bits(out[j * 4 + i]) == bits(o));
+      }
+  }
+}
+
+// ---- errors: the message names the culprit, nothing is written ------------------
+
+namespace {
+template <class F>
+void check_rejected(F&& call, std::vector<float>& y, const char* needle) {
+  const std::vector<float> before = y;
+  REQUIRE_THROWS_AS(call(), lowbit::error);
+  REQUIRE_THROWS_WITH(call(), lowbit_test::contains_substring(needle));
+  require_same_bits(y, before);
+}
+}  // namespace
+
+TEST_CASE("trunc: every error path throws lowbit::error and leaves y untouched",
+          "[trunc][trunc_v1][errors]") {
+  std::vector<float> x{1, 2, 3, 4, 5, 6};
+  std::vector<float> y(6, 42.0f);
+  auto op = make(true, false, rounding_mode::floor);
+  auto ex = make<semantics::exact>(true, false, rounding_mode::floor);
+  lowbit::trunc_v1<> op1;
+  lowbit::trunc_v1<semantics::exact> ex1;
+  std::vector<float> s4{1, 1, 1, 1};
+  check_rejected([&] { op(x, s4, 0.0f, 8.0f, 1.0f, 8.0f, y); }, y, "do not broadcast");
+  check_rejected([&] { op(x, 1.0f, 0.0f, 8.0f, s4, 8.0f, y); }, y, "out_scale");
+  check_rejected([&] { op1(x, 1.0f, 0.0f, s4, 8.0f, y); }, y, "in_bitwidth");
+  std::vector<float> y5(5, 42.0f);
+  check_rejected([&] { op(x, 1.0f, 0.0f, 8.0f, 1.0f, 8.0f, y5); }, y5, "y has shape [5]");
+  check_rejected([&] { op1(x, 1.0f, 0.0f, 8.0f, 4.0f, y5); }, y5, "y has shape [5]");
+  // Bit widths, validated in both semantics, in_bitwidth too (though unused).
+  check_rejected([&] { op(x, 1.0f, 0.0f, 8.5f, 1.0f, 8.0f, y); }, y, "in_bitwidth = 8.5");
+  check_rejected([&] { op(x, 1.0f, 0.0f, 8.0f, 1.0f, 0.0f, y); }, y, "out_bitwidth = 0");
+  check_rejected([&] { op(x, 1.0f, 0.0f, 33.0f, 1.0f, 8.0f, y); }, y, "expected an integer from 1 to 32");
+  check_rejected([&] { ex(x, 1.0f, 0.0f, 8.0f, 1.0f, nan_f, y); }, y, "out_bitwidth = nan");
+  check_rejected([&] { op1(x, 1.0f, 0.0f, 8.0f, -inf, y); }, y, "out_bitwidth = -inf");
+  check_rejected([&] { ex1(x, 1.0f, 0.0f, 0.5f, 4.0f, y); }, y, "in_bitwidth = 0.5");
+  std::vector<float> bws{8, 8, 0.5f, 8, 8, 8};
+  check_rejected([&] { op(x, 1.0f, 0.0f, 8.0f, 1.0f, strided_view<const float>(bws.data(), {2, 3}), y); },
+                 y, "out_bitwidth[0, 2] = 0.5");
+  auto bad_mode = make(true, false, static_cast<rounding_mode>(99));
+  check_rejected([&] { bad_mode(x, 1.0f, 0.0f, 8.0f, 1.0f, 8.0f, y); }, y, "rounding_mode");
+  lowbit::trunc_v1<> bad_mode1{.rounding = static_cast<rounding_mode>(99)};
+  check_rejected([&] { bad_mode1(x, 1.0f, 0.0f, 8.0f, 4.0f, y); }, y, "rounding_mode");
+  // Exact: scales and out_scales that are not finite and > 0.
+  for (float bad : {0.0f, -0.0f, -1.0f, inf, -inf, nan_f}) {
+    check_rejected([&] { ex(x, bad, 0.0f, 8.0f, 1.0f, 8.0f, y); }, y, "scale");
+    check_rejected([&] { ex(x, 1.0f, 0.0f, 8.0f, bad, 8.0f, y); }, y, "out_scale");
+    check_rejected([&] { ex1(x, bad, 0.0f, 8.0f, 4.0f, y); }, y, "scale");
+    CHECK_NOTHROW(op(x, bad, 0.0f, 8.0f, 1.0f, 8.0f, std::vector<float>(6)));
+    CHECK_NOTHROW(op(x, 1.0f, 0.0f, 8.0f, bad, 8.0f, std::vector<float>(6)));
+    CHECK_NOTHROW(op1(x, bad, 0.0f, 8.0f, 4.0f, std::vector<float>(6)));
+  }
+  // Exact: ratios without a finite binary32 t (per element of the pair).
+  check_rejected([&] { ex(x, 1e-30f, 0.0f, 8.0f, 3e38f, 8.0f, y); }, y, "out_scale / scale");
+  check_rejected([&] { ex(x, 3e38f, 0.0f, 8.0f, 1e-30f, 8.0f, y); }, y, "out_scale / scale");
+  check_rejected([&] { ex(x, 1.0f, 0.0f, 8.0f, flt_max, 8.0f, y); }, y, "out_scale / scale");
+  std::vector<float> sc{1, 1, 1e-30f};
+  std::vector<float> oc{1, 1e30f};
+  check_rejected([&] { ex(strided_view<const float>(x.data(), {2, 3}), sc,
+                         0.0f, 8.0f, strided_view<const float>(oc.data(), {2, 1}), 8.0f,
+                         strided_view<float>(y.data(), {2, 3})); },
+                 y, "out_scale / scale[1, 2]");
+  CHECK_NOTHROW(op(x, 1e-30f, 0.0f, 8.0f, 3e38f, 8.0f, std::vector<float>(6)));
+}
