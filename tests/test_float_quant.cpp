@@ -375,7 +375,7 @@ void simd_equals_scalar() {
         }
 }
 
-TEST_CASE("SIMD body equals the scalar path for every tail and misalignment", "[float_quant][simd]") {
+TEST_CASE("float_quant: SIMD body equals the scalar path for every tail and misalignment", "[float_quant][simd]") {
   simd_equals_scalar<semantics::reference>();
   simd_equals_scalar<semantics::exact>();
 }
@@ -438,7 +438,7 @@ void check_rejected(F&& call, std::vector<float>& y, const char* needle) {
 }
 }  // namespace
 
-TEST_CASE("every error path throws lowbit::error and leaves y untouched", "[float_quant][errors]") {
+TEST_CASE("float_quant: every error path throws lowbit::error and leaves y untouched", "[float_quant][errors]") {
   std::vector<float> x{1, 2, 3, 4, 5, 6};
   std::vector<float> y(6, 42.0f);
   auto op = make(rounding_mode::half_even);
