@@ -10,6 +10,7 @@
 #include <array>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <type_traits>
 
 #include "broadcast.hpp"
@@ -87,12 +88,10 @@ struct bipolar_quant {
     detail::check_output(name, yd, out);
     const auto plan = detail::make_plan<3>(out, {&xs.d, &ss.d, &yd});
     const std::array<const T*, 1> params{ss.d.data};
-    constexpr std::array<unsigned, 1> group{0};
     const bool simd = use_simd;
-    detail::elementwise<1>(plan, xs.d.data, params, group, yd.data,
-                           [&](auto maskc, const detail::piece<T, 1>& pc) {
-      constexpr unsigned Mask = decltype(maskc)::value;
-      detail::run_piece<Mask, 0>(detail::bipolar_quant_kernel<S>{}, pc, simd);
+    detail::elementwise(plan, xs.d.data, params, yd.data,
+                        [&](auto loaded, const detail::piece<T, 1>& pc) {
+      detail::run_piece<decltype(loaded)::value>(detail::bipolar_quant_kernel<S>{}, pc, simd);
     });
   }
 };

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -498,7 +499,6 @@ struct float_quant {
 
     const auto plan = detail::make_plan<6>(out, {&xs.d, &ss.d, &mant_d, &emin_d, &max_d, &yd});
     const std::array<const T*, 4> params{ss.d.data, mant_p, emin_p, max_p};
-    constexpr std::array<unsigned, 4> group{0, 1, 1, 1};
     const bool simd = use_simd;
     const std::int32_t* thr = exact ? nullptr : detail::log2_roundup_thresholds();
     const detail::fq_overflow ov = saturation ? detail::fq_overflow::saturate
@@ -517,13 +517,13 @@ struct float_quant {
       constexpr rounding_mode M = decltype(mc)::value;
       with_ov([&](auto oc) {
         constexpr detail::fq_overflow OV = decltype(oc)::value;
-        detail::elementwise<2>(plan, xs.d.data, params, group, yd.data,
-                               [&](auto maskc, const detail::piece<T, 4>& pc) {
-          constexpr unsigned Mask = decltype(maskc)::value;
+        detail::elementwise(plan, xs.d.data, params, yd.data,
+                            [&](auto loaded, const detail::piece<T, 4>& pc) {
+          constexpr bool Loaded = decltype(loaded)::value;
           if constexpr (exact)
-            detail::run_piece<Mask, 0, 1, 1, 1>(detail::float_quant_exact_kernel<M, OV>{}, pc, simd);
+            detail::run_piece<Loaded>(detail::float_quant_exact_kernel<M, OV>{}, pc, simd);
           else
-            detail::run_piece<Mask, 0, 1, 1, 1>(detail::float_quant_ref_kernel<M, OV>{thr}, pc, simd);
+            detail::run_piece<Loaded>(detail::float_quant_ref_kernel<M, OV>{thr}, pc, simd);
         });
       });
     });

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -325,26 +326,22 @@ struct int_quant {
     const auto plan = detail::make_plan<7>(
         out, {&xs.d, &ss.d, &zs.d, &lo_d, &hi_d, &bip_d, &yd});
     const std::array<const T*, 5> params{ss.d.data, zs.d.data, lo_d.data, hi_d.data, bip_d.data};
-    // Mask bits: scale, zeropt, and the three limit arrays as one group.
-    constexpr std::array<unsigned, 5> group{0, 1, 2, 2, 2};
     const bool simd = use_simd;
     detail::with_rounding_mode(rounding, [&](auto mc) {
       constexpr rounding_mode M = decltype(mc)::value;
-      detail::elementwise<3>(plan, xs.d.data, params, group, yd.data,
-                             [&](auto maskc, const detail::piece<T, 5>& pc) {
-        constexpr unsigned Mask = decltype(maskc)::value;
+      detail::elementwise(plan, xs.d.data, params, yd.data,
+                          [&](auto loaded, const detail::piece<T, 5>& pc) {
+        constexpr bool Loaded = decltype(loaded)::value;
         using detail::run_piece;
-        if constexpr ((Mask & 4u) != 0) {
-          // Bit widths vary inside the piece.
-          if (any_bipolar)
-            run_piece<Mask, 0, 1, 2, 2, 2>(detail::int_quant_mixed_kernel<S, M>{}, pc, simd);
-          else
-            run_piece<Mask, 0, 1, 2, 2, 2>(detail::int_quant_kernel<S, M>{}, pc, simd);
-        } else if (pc.s[4] != T(0)) {
-          run_piece<Mask, 0, 1, 2, 2, 2>(detail::int_quant_bipolar_kernel<S>{}, pc, simd);
-        } else {
-          run_piece<Mask, 0, 1, 2, 2, 2>(detail::int_quant_kernel<S, M>{}, pc, simd);
-        }
+        // The bipolar kernel when every element of the piece is bipolar, the
+        // mixed one when some may be, else the plain one.
+        const bool piece_bipolar = Loaded ? bipolar : pc.s[4] != T(0);
+        if (piece_bipolar)
+          run_piece<Loaded>(detail::int_quant_bipolar_kernel<S>{}, pc, simd);
+        else if (Loaded && any_bipolar)
+          run_piece<Loaded>(detail::int_quant_mixed_kernel<S, M>{}, pc, simd);
+        else
+          run_piece<Loaded>(detail::int_quant_kernel<S, M>{}, pc, simd);
       });
     });
   }

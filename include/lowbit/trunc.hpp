@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -315,16 +316,12 @@ struct trunc {
 
     const auto plan = detail::make_plan<8>(out, {&xs.d, &ss.d, &zs.d, &t_d, &os.d, &lo_d, &hi_d, &yd});
     const std::array<const T*, 6> params{ss.d.data, zs.d.data, t_d.data, os.d.data, lo_d.data, hi_d.data};
-    // Mask bits: scale, zeropt, t with out_scale (t varies wherever out_scale
-    // does), the two limit arrays.
-    constexpr std::array<unsigned, 6> group{0, 1, 2, 2, 3, 3};
     const bool simd = use_simd;
     detail::with_rounding_mode(rounding, [&](auto mc) {
       constexpr rounding_mode M = decltype(mc)::value;
-      detail::elementwise<4>(plan, xs.d.data, params, group, yd.data,
-                             [&](auto maskc, const detail::piece<T, 6>& pc) {
-        constexpr unsigned Mask = decltype(maskc)::value;
-        detail::run_piece<Mask, 0, 1, 2, 2, 3, 3>(detail::trunc_kernel<S, M>{}, pc, simd);
+      detail::elementwise(plan, xs.d.data, params, yd.data,
+                          [&](auto loaded, const detail::piece<T, 6>& pc) {
+        detail::run_piece<decltype(loaded)::value>(detail::trunc_kernel<S, M>{}, pc, simd);
       });
     });
   }
@@ -415,14 +412,12 @@ struct trunc_v1 {
 
     const auto plan = detail::make_plan<5>(out, {&xs.d, &ss.d, &zs.d, &t_d, &yd});
     const std::array<const T*, 3> params{ss.d.data, zs.d.data, t_d.data};
-    constexpr std::array<unsigned, 3> group{0, 1, 2};
     const bool simd = use_simd;
     detail::with_rounding_mode(rounding, [&](auto mc) {
       constexpr rounding_mode M = decltype(mc)::value;
-      detail::elementwise<3>(plan, xs.d.data, params, group, yd.data,
-                             [&](auto maskc, const detail::piece<T, 3>& pc) {
-        constexpr unsigned Mask = decltype(maskc)::value;
-        detail::run_piece<Mask, 0, 1, 2>(detail::trunc_v1_kernel<S, M>{}, pc, simd);
+      detail::elementwise(plan, xs.d.data, params, yd.data,
+                          [&](auto loaded, const detail::piece<T, 3>& pc) {
+        detail::run_piece<decltype(loaded)::value>(detail::trunc_v1_kernel<S, M>{}, pc, simd);
       });
     });
   }

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <array>
 #include <cstddef>
@@ -155,33 +156,17 @@ inline constexpr std::size_t chunk_elems = 512;
 /// on short rows (e.g. [64, 64] with one scale per row).
 inline constexpr std::size_t short_run = 256;
 
-/// Calls `f(std::integral_constant<unsigned, M>{})` for the runtime mask
-/// `m < 2^G`.
-template <std::size_t G, class F, unsigned... M>
-void with_mask_impl(unsigned m, F&& f, std::integer_sequence<unsigned, M...>) {
-  (void)((m == M ? (f(std::integral_constant<unsigned, M>{}), true) : false) || ...);
-}
-template <std::size_t G, class F>
-void with_mask(unsigned m, F&& f) {
-  with_mask_impl<G>(m, std::forward<F>(f), std::make_integer_sequence<unsigned, (1u << G)>{});
-}
-
-/// Parameter I as a lane vector: loaded at element i if its group's bit is
-/// set in Mask, else the splatted constant.
-template <class V, unsigned Mask, std::size_t Bit, class T>
-LOWBIT_ALWAYS_INLINE V param_at(const T* p, const V& s, std::size_t i) noexcept {
-  if constexpr (((Mask >> Bit) & 1u) != 0)
-    return load<V>(p + i);
-  else
-    return s;
-}
-
 /// Keeps the compiler from vectorising the loop it sits in, so that the
 /// scalar path really is scalar (a baseline, and an independent check of the
 /// SIMD body in the tests).
+///
+/// LOWBIT_DETAIL_SCALAR_MAY_VECTORIZE (tests only) lets the compiler
+/// vectorise the scalar kernel: the exhaustive sweeps use it to evaluate the
+/// same scalar C++ code, with the same results (no -ffast-math), several
+/// times faster, while the SIMD body stays xsimd's code.
 template <class I>
 LOWBIT_ALWAYS_INLINE void no_vectorize(I& i) noexcept {
-#if defined(__GNUC__) || defined(__clang__)
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(LOWBIT_DETAIL_SCALAR_MAY_VECTORIZE)
   __asm__("" : "+r"(i));
 #else
   (void)i;
@@ -190,13 +175,15 @@ LOWBIT_ALWAYS_INLINE void no_vectorize(I& i) noexcept {
 
 /**
  * One contiguous piece of work handed to a kernel: `n` elements of x and y,
- * each parameter constant (`s[I]`) or loaded (`p[I]`, contiguous).
+ * and per parameter I either the constant `s[I]` (a constant piece) or the
+ * contiguous array `p[I]` (a loaded piece).
  *
- * Row mode (`rows > 0`): the piece is `rows` x `cols` elements, x and y
- * contiguous, and every loaded parameter is constant along a row, at
- * `p[I] + r * row_stride[I]` for row r. This is per-channel quantization on
- * short rows: the parameter is broadcast once per row inside the loop,
- * where it hides behind the division, instead of being expanded.
+ * Row mode (`rows > 0`, loaded pieces only): the piece is `rows` x `cols`
+ * elements, x and y contiguous, and every parameter is constant along a
+ * row, at `p[I][r * row_stride[I]]` for row r (row_stride 0 for a parameter
+ * constant over the whole piece). This is per-channel quantization on short
+ * rows: the parameter is broadcast once per row inside the loop, where it
+ * hides behind the division, instead of being expanded.
  */
 template <class T, std::size_t NP>
 struct piece {
@@ -211,54 +198,66 @@ struct piece {
 
 /**
  * The kernel loop: `y[i] = k(x[i], params...)` over a piece. With `simd`,
- * whole batches first, then the scalar tail; without, all scalar. `Bits`
- * gives, per parameter, the mask bit of its group.
+ * whole batches first, then the scalar tail (the same kernel template at
+ * `V = T`); without, all scalar. `Loaded` says whether the parameters are
+ * read from `p` (a loaded piece) or are the constants `s`.
+ *
+ * Only two variants exist per kernel, so that a call site instantiates each
+ * kernel twice, not once per combination of constant and loaded parameters:
+ * the engine expands a constant parameter into a buffer when another one
+ * varies (see elementwise()).
  */
-template <unsigned Mask, std::size_t... Bits, class K, class T, std::size_t NP, std::size_t... I>
+template <bool Loaded, class K, class T, std::size_t NP, std::size_t... I>
 LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& k, const piece<T, NP>& pc, bool simd,
                                          std::index_sequence<I...>) {
-  constexpr std::array<std::size_t, NP> bit{Bits...};
-  constexpr auto loaded = [](std::size_t b) { return ((Mask >> b) & 1u) != 0; };
   using B = batch<T>;
   constexpr std::size_t L = B::size;
   const T* x = pc.x;
   T* y = pc.y;
-  if (pc.rows != 0) {
-    for (std::size_t r = 0; r < pc.rows; ++r) {
-      const std::ptrdiff_t rr = static_cast<std::ptrdiff_t>(r);
-      const std::array<T, NP> rs{(loaded(bit[I]) ? pc.p[I][rr * pc.row_stride[I]] : pc.s[I])...};
-      const T* xr = x + r * pc.cols;
-      T* yr = y + r * pc.cols;
-      std::size_t i = 0;
-      if (simd) {
-        const std::array<B, NP> rb{B(rs[I])...};
-        for (; i + L <= pc.cols; i += L) detail::store(yr + i, k(load<B>(xr + i), rb[I]...));
-      }
-      for (; i < pc.cols; ++i) {
-        no_vectorize(i);
-        yr[i] = k(xr[i], rs[I]...);
-      }
-    }
-    return;
-  }
   std::size_t i = 0;
-  if (simd) {
-    // Splats built once, in registers (y stores cannot alias them).
-    const std::array<B, NP> sb{B(pc.s[I])...};
-    for (; i + L <= pc.n; i += L)
-      detail::store(y + i, k(load<B>(x + i), param_at<B, Mask, bit[I]>(pc.p[I], sb[I], i)...));
-  }
-  const std::array<T, NP> ss = pc.s;
-  for (; i < pc.n; ++i) {
-    no_vectorize(i);
-    y[i] = k(x[i], param_at<T, Mask, bit[I]>(pc.p[I], ss[I], i)...);
+  if constexpr (Loaded) {
+    if (pc.rows != 0) {
+      for (std::size_t r = 0; r < pc.rows; ++r) {
+        const std::ptrdiff_t rr = static_cast<std::ptrdiff_t>(r);
+        const std::array<T, NP> rs{pc.p[I][rr * pc.row_stride[I]]...};
+        const T* xr = x + r * pc.cols;
+        T* yr = y + r * pc.cols;
+        std::size_t c = 0;
+        if (simd) {
+          const std::array<B, NP> rb{B(rs[I])...};
+          for (; c + L <= pc.cols; c += L) detail::store(yr + c, k(load<B>(xr + c), rb[I]...));
+        }
+        for (; c < pc.cols; ++c) {
+          no_vectorize(c);
+          yr[c] = k(xr[c], rs[I]...);
+        }
+      }
+      return;
+    }
+    const std::array<const T*, NP> p = pc.p;
+    if (simd)
+      for (; i + L <= pc.n; i += L) detail::store(y + i, k(load<B>(x + i), load<B>(p[I] + i)...));
+    for (; i < pc.n; ++i) {
+      no_vectorize(i);
+      y[i] = k(x[i], p[I][i]...);
+    }
+  } else {
+    if (simd) {
+      // Splats built once, in registers (y stores cannot alias them).
+      const std::array<B, NP> sb{B(pc.s[I])...};
+      for (; i + L <= pc.n; i += L) detail::store(y + i, k(load<B>(x + i), sb[I]...));
+    }
+    const std::array<T, NP> ss = pc.s;
+    for (; i < pc.n; ++i) {
+      no_vectorize(i);
+      y[i] = k(x[i], ss[I]...);
+    }
   }
 }
 
-template <unsigned Mask, std::size_t... Bits, class K, class T, std::size_t NP>
+template <bool Loaded, class K, class T, std::size_t NP>
 void run_piece(const K& k, const piece<T, NP>& pc, bool simd) {
-  static_assert(sizeof...(Bits) == NP);
-  run_piece_impl<Mask, Bits...>(k, pc, simd, std::make_index_sequence<NP>{});
+  run_piece_impl<Loaded>(k, pc, simd, std::make_index_sequence<NP>{});
 }
 
 /// How one operand is read across a tile of `rows` x `cols` elements.
@@ -278,6 +277,12 @@ inline tile_access classify(std::ptrdiff_t row_stride, std::ptrdiff_t col_stride
   else
     a.kind = tile_access::buffered;
   return a;
+}
+
+/// True when a and b have the same bits (so NaN equals the same NaN).
+template <class T>
+LOWBIT_ALWAYS_INLINE bool same_bits(T a, T b) noexcept {
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
 }
 
 /// buf[0, n) = v, with whole batches (a per-row parameter expanded over
@@ -331,20 +336,22 @@ void scatter_tile(T* base, const tile_access& a, std::size_t cols, std::size_t j
 
 /**
  * Walks `plan` (operands: 0 = x, 1..NP = parameters, NP+1 = y) and hands
- * `chunk` contiguous pieces: `chunk(mask_constant, const piece<T, NP>&)`.
- * Parameter I is loaded when bit `group[I]` of the mask is set, else
- * constant over the piece.
+ * `chunk` contiguous pieces: `chunk(std::bool_constant<Loaded>{}, const
+ * piece<T, NP>&)`. A piece is constant (every parameter constant over it)
+ * or loaded (every parameter an array, in row mode one value per row).
  *
  * The unit of work is a tile: the innermost run, or the two innermost
  * dimensions when runs are short. An operand that is neither constant nor
  * contiguous over the tile (strided, or a per-row parameter in a 2-D tile)
  * is gathered or expanded into a stack buffer, and a non-contiguous y is
- * scattered from one, so the kernel only ever sees contiguous data. y may
- * alias x when both have the same geometry.
+ * scattered from one, so the kernel only ever sees contiguous data. When
+ * one parameter varies over a tile, the constant ones are expanded too;
+ * such a buffer is filled once and refilled only when its value changes.
+ * y may alias x when both have the same geometry.
  */
-template <std::size_t G, std::size_t NP, class T, class Chunk>
+template <std::size_t NP, class T, class Chunk>
 void elementwise(const loop_plan<NP + 2>& plan, const T* x, const std::array<const T*, NP>& params,
-                 const std::array<unsigned, NP>& group, T* y, Chunk&& chunk) {
+                 T* y, Chunk&& chunk) {
   constexpr std::size_t N = NP + 2;
   if (plan.count == 0) return;
   const std::size_t r = plan.rank;
@@ -359,52 +366,66 @@ void elementwise(const loop_plan<NP + 2>& plan, const T* x, const std::array<con
   // broadcast input) is gathered like any other non-contiguous operand.
   for (std::size_t k : {std::size_t(0), N - 1})
     if (acc[k].kind == tile_access::splat) acc[k].kind = tile_access::buffered;
-  unsigned mask = 0;
-  bool direct = true;
-  for (std::size_t k = 0; k < N; ++k) {
-    if (k >= 1 && k <= NP && acc[k].kind != tile_access::splat) mask |= 1u << group[k - 1];
-    direct = direct && acc[k].kind != tile_access::buffered;
-  }
-  // A parameter that shares a loaded group but is itself constant must be
-  // expanded, since its group is read as a vector.
-  for (std::size_t I = 0; I < NP; ++I)
-    if (acc[1 + I].kind == tile_access::splat && ((mask >> group[I]) & 1u) != 0) {
-      acc[1 + I].kind = tile_access::buffered;
-      direct = false;
-    }
+  bool loaded = false;
+  for (std::size_t I = 0; I < NP; ++I) loaded = loaded || acc[1 + I].kind != tile_access::splat;
   // Row mode: x and y contiguous over a 2-D tile of rows long enough for
   // whole batches, and every parameter constant along a row.
-  bool row_mode = two_d && !direct && cols >= 2 * batch<T>::size &&
+  bool row_mode = loaded && two_d && cols >= 2 * batch<T>::size &&
                   acc[0].kind == tile_access::contiguous && acc[N - 1].kind == tile_access::contiguous;
   for (std::size_t I = 0; I < NP; ++I) row_mode = row_mode && acc[1 + I].col_stride == 0;
+  // A loaded piece reads every parameter as an array: a constant one is
+  // expanded (except in row mode, which reads it with row stride 0).
+  std::array<bool, NP> expand{};
+  for (std::size_t I = 0; I < NP; ++I) {
+    expand[I] = loaded && !row_mode && acc[1 + I].kind == tile_access::splat;
+    if (expand[I]) acc[1 + I].kind = tile_access::buffered;
+  }
+  bool direct = true;
+  for (std::size_t k = 0; k < N; ++k) direct = direct && acc[k].kind != tile_access::buffered;
   // The outer loop: every dimension not in the tile.
   loop_plan<N> outer = plan;
   outer.rank = r - (two_d ? 2 : 1);
 
-  with_mask<G>(mask, [&](auto mc) {
+  auto run = [&](auto lc) {
     alignas(64) T buf[N][chunk_elems];
+    // The value each expanded buffer holds (compared bit for bit: NaN too).
+    std::array<T, NP> filled_with{};
+    std::array<bool, NP> filled{};
     auto do_tile = [&](const std::array<std::ptrdiff_t, N>& off) {
       const T* xt = x + off[0];
       T* yt = y + off[N - 1];
-      std::array<const T*, NP> pt;
-      std::array<T, NP> sv;
-      [&]<std::size_t... I>(std::index_sequence<I...>) {
-        ((pt[I] = params[I] + off[1 + I], sv[I] = *pt[I]), ...);
-      }(std::make_index_sequence<NP>{});
       piece<T, NP> pc;
-      pc.p = pt;
-      pc.s = sv;
-      if (direct || row_mode) {
+      std::array<const T*, NP> pt;
+      for (std::size_t I = 0; I < NP; ++I) {
+        pt[I] = params[I] + off[1 + I];
+        pc.p[I] = pt[I];
+        pc.s[I] = *pt[I];
+      }
+      if (row_mode) {
         pc.x = xt;
         pc.y = yt;
         pc.n = tile;
-        if (row_mode) {
-          pc.rows = rows;
-          pc.cols = cols;
-          for (std::size_t I = 0; I < NP; ++I) pc.row_stride[I] = acc[1 + I].row_stride;
-        }
-        chunk(mc, pc);
+        pc.rows = rows;
+        pc.cols = cols;
+        for (std::size_t I = 0; I < NP; ++I) pc.row_stride[I] = acc[1 + I].row_stride;
+        chunk(lc, pc);
         return;
+      }
+      if (direct) {
+        pc.x = xt;
+        pc.y = yt;
+        pc.n = tile;
+        chunk(lc, pc);
+        return;
+      }
+      for (std::size_t I = 0; I < NP; ++I) {
+        if (!expand[I]) continue;
+        if (!filled[I] || !same_bits(filled_with[I], pc.s[I])) {
+          fill_splat(buf[1 + I], chunk_elems, pc.s[I]);
+          filled_with[I] = pc.s[I];
+          filled[I] = true;
+        }
+        pc.p[I] = buf[1 + I];
       }
       for (std::size_t j0 = 0; j0 < tile; j0 += chunk_elems) {
         const std::size_t m = std::min(chunk_elems, tile - j0);
@@ -416,7 +437,7 @@ void elementwise(const loop_plan<NP + 2>& plan, const T* x, const std::array<con
         for (std::size_t I = 0; I < NP; ++I) {
           if (acc[1 + I].kind == tile_access::contiguous) {
             pc.p[I] = pt[I] + j0;
-          } else if (acc[1 + I].kind == tile_access::buffered) {
+          } else if (acc[1 + I].kind == tile_access::buffered && !expand[I]) {
             gather_tile(pt[I], acc[1 + I], cols, j0, m, buf[1 + I]);
             pc.p[I] = buf[1 + I];
           }
@@ -425,12 +446,16 @@ void elementwise(const loop_plan<NP + 2>& plan, const T* x, const std::array<con
         pc.x = xp;
         pc.y = scatter ? buf[N - 1] : yt + j0;
         pc.n = m;
-        chunk(mc, pc);
+        chunk(lc, pc);
         if (scatter) scatter_tile(yt, acc[N - 1], cols, j0, m, buf[N - 1]);
       }
     };
     for_each_outer(outer, do_tile);
-  });
+  };
+  if (loaded)
+    run(std::true_type{});
+  else
+    run(std::false_type{});
 }
 
 }  // namespace lowbit::detail
