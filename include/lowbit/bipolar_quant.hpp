@@ -13,6 +13,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "attributes.hpp"
 #include "broadcast.hpp"
 #include "config.hpp"
 #include "detail/elementwise.hpp"
@@ -66,6 +67,8 @@ struct bipolar_quant {
   bool use_simd = true;
 
   static constexpr const char* name = "lowbit::bipolar_quant";
+  /// BipolarQuant has no attributes (lowbit::set_attribute rejects every name).
+  static constexpr auto attributes() { return std::tuple<>{}; }
 
   /// The broadcast shape of x and scale.
   template <tensor_arg X, tensor_arg Scale>

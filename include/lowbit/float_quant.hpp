@@ -19,6 +19,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "attributes.hpp"
 #include "broadcast.hpp"
 #include "config.hpp"
 #include "detail/elementwise.hpp"
@@ -320,6 +321,15 @@ struct float_quant {
   bool use_simd = true;
 
   static constexpr const char* name = "lowbit::float_quant";
+  /// The attributes by QONNX name (`has_inf` also by the spec's
+  /// `has_infinity`), for lowbit::set_attribute.
+  static constexpr auto attributes() {
+    return std::tuple{detail::attribute{"rounding_mode", &float_quant::rounding},
+                      detail::attribute{"has_inf", &float_quant::has_inf, "has_infinity"},
+                      detail::attribute{"has_nan", &float_quant::has_nan},
+                      detail::attribute{"has_subnormal", &float_quant::has_subnormal},
+                      detail::attribute{"saturation", &float_quant::saturation}};
+  }
 
   /// The numpy broadcast of all six arguments' shapes.
   template <tensor_arg X, tensor_arg Scale, tensor_arg E, tensor_arg Mb, tensor_arg Bias, tensor_arg MaxV>

@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "attributes.hpp"
 #include "broadcast.hpp"
 #include "config.hpp"
 #include "detail/elementwise.hpp"
@@ -221,6 +222,12 @@ struct int_quant {
   bool use_simd = true;
 
   static constexpr const char* name = "lowbit::int_quant";
+  /// The attributes by QONNX name, for lowbit::set_attribute.
+  static constexpr auto attributes() {
+    return std::tuple{detail::attribute{"signed", &int_quant::is_signed},
+                      detail::attribute{"narrow", &int_quant::narrow},
+                      detail::attribute{"rounding_mode", &int_quant::rounding}};
+  }
 
   /**
    * The shape of the output for these arguments: the numpy broadcast of x,

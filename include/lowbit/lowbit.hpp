@@ -6,6 +6,7 @@
 #ifndef LOWBIT_LOWBIT_HPP
 #define LOWBIT_LOWBIT_HPP
 
+#include "attributes.hpp"
 #include "bipolar_quant.hpp"
 #include "broadcast.hpp"
 #include "config.hpp"

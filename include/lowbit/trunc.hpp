@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "attributes.hpp"
 #include "broadcast.hpp"
 #include "config.hpp"
 #include "detail/elementwise.hpp"
@@ -233,6 +234,11 @@ struct trunc {
   bool use_simd = true;
 
   static constexpr const char* name = "lowbit::trunc";
+  /// The attributes by QONNX name, for lowbit::set_attribute.
+  static constexpr auto attributes() {
+    return std::tuple{detail::attribute{"signed", &trunc::is_signed}, detail::attribute{"narrow", &trunc::narrow},
+                      detail::attribute{"rounding_mode", &trunc::rounding}};
+  }
 
   /// The numpy broadcast of x, scale, zeropt, out_scale and out_bitwidth
   /// (in_bitwidth takes no part, as in QONNX).
@@ -354,6 +360,8 @@ struct trunc_v1 {
   bool use_simd = true;
 
   static constexpr const char* name = "lowbit::trunc_v1";
+  /// The attributes by QONNX name, for lowbit::set_attribute.
+  static constexpr auto attributes() { return std::tuple{detail::attribute{"rounding_mode", &trunc_v1::rounding}}; }
 
   /// The numpy broadcast of x, scale, zeropt, in_bitwidth and out_bitwidth.
   template <tensor_arg X, tensor_arg Scale, tensor_arg Zeropt, tensor_arg InBw, tensor_arg OutBw>

@@ -24,12 +24,11 @@
  * cannot be read or parsed, 2 on a usage error.
  */
 #include <lowbit/lowbit.hpp>
-#include <lowbit/float_quant.hpp>
-#include <lowbit/trunc.hpp>
 
 #include "qcv.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -38,6 +37,7 @@
 #include <exception>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -139,142 +139,36 @@ class input_data {
   std::vector<float> values_;
 };
 
-bool bool_attribute(const qcv::test_case& c, std::string_view key) {
-  return c.attribute_value(key) == "1";  // the parser allows only 0 and 1
-}
-
 // ---------------------------------------------------------------------------
-// Handlers: one per operator. A handler builds the views of the case's
-// inputs, asks the operator for the output shape, allocates the output with
-// out.allocate(shape) and runs the operator. It lets every exception
-// propagate: the caller decides whether an exception passes or fails.
+// Handlers: one per operator, all from one template. A handler sets the
+// functor's attributes by name (lowbit::set_attribute, which also takes the
+// spec's spellings such as has_infinity), builds the views of the case's
+// inputs in QONNX order, asks the operator for the output shape, allocates
+// the output with out.allocate(shape) and runs the operator. It lets every
+// exception propagate: the caller decides whether an exception passes or
+// fails.
 // ---------------------------------------------------------------------------
 
 using handler_fn = void (*)(const qcv::test_case&, semantics, output_buffer&);
 
-// IntQuant (also QONNX's `Quant`): inputs X scale zeropt bitwidth;
-// attributes signed, narrow, rounding_mode.
-template <semantics S>
-void run_int_quant_as(const qcv::test_case& c, output_buffer& out) {
-  lowbit::int_quant<S> op;
-  op.is_signed = bool_attribute(c, "signed");
-  op.narrow = bool_attribute(c, "narrow");
-  op.rounding = lowbit::parse_rounding_mode(c.attribute_value("rounding_mode"));
-  const input_data x(c.input(0)), scale(c.input(1)), zeropt(c.input(2)), bitwidth(c.input(3));
-  const auto xv = x.view();
-  const auto sv = scale.view();
-  const auto zv = zeropt.view();
-  const auto bv = bitwidth.view();
-  const lowbit::shape ys = op.output_shape(xv, sv, zv, bv);
-  auto yv = out.allocate(ys);
-  op(xv, sv, zv, bv, yv);
+template <template <semantics> class Op, std::size_t Inputs, semantics S>
+void run_op_as(const qcv::test_case& c, output_buffer& out) {
+  Op<S> op;
+  for (const qcv::attribute& a : c.attributes) lowbit::set_attribute(op, a.key, a.value);
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    const std::array<input_data, Inputs> in{input_data(c.input(I))...};
+    const std::array<lowbit::strided_view<const float>, Inputs> v{in[I].view()...};
+    auto yv = out.allocate(op.output_shape(v[I]...));
+    op(v[I]..., yv);
+  }(std::make_index_sequence<Inputs>{});
 }
 
-void run_int_quant(const qcv::test_case& c, semantics s, output_buffer& out) {
+template <template <semantics> class Op, std::size_t Inputs>
+void run_op(const qcv::test_case& c, semantics s, output_buffer& out) {
   if (s == semantics::exact)
-    run_int_quant_as<semantics::exact>(c, out);
+    run_op_as<Op, Inputs, semantics::exact>(c, out);
   else
-    run_int_quant_as<semantics::reference>(c, out);
-}
-
-// Trunc (opset 2): inputs X scale zeropt in_bitwidth out_scale out_bitwidth;
-// attributes signed, narrow, rounding_mode.
-template <semantics S>
-void run_trunc_as(const qcv::test_case& c, output_buffer& out) {
-  lowbit::trunc<S> op;
-  op.is_signed = bool_attribute(c, "signed");
-  op.narrow = bool_attribute(c, "narrow");
-  op.rounding = lowbit::parse_rounding_mode(c.attribute_value("rounding_mode"));
-  const input_data x(c.input(0)), scale(c.input(1)), zeropt(c.input(2)), in_bw(c.input(3)),
-      out_scale(c.input(4)), out_bw(c.input(5));
-  const auto xv = x.view();
-  const auto sv = scale.view();
-  const auto zv = zeropt.view();
-  const auto iv = in_bw.view();
-  const auto ov = out_scale.view();
-  const auto bv = out_bw.view();
-  auto yv = out.allocate(op.output_shape(xv, sv, zv, iv, ov, bv));
-  op(xv, sv, zv, iv, ov, bv, yv);
-}
-
-void run_trunc(const qcv::test_case& c, semantics s, output_buffer& out) {
-  if (s == semantics::exact)
-    run_trunc_as<semantics::exact>(c, out);
-  else
-    run_trunc_as<semantics::reference>(c, out);
-}
-
-// TruncV1 (opset 1): inputs X scale zeropt in_bitwidth out_bitwidth;
-// attribute rounding_mode.
-template <semantics S>
-void run_trunc_v1_as(const qcv::test_case& c, output_buffer& out) {
-  lowbit::trunc_v1<S> op;
-  op.rounding = lowbit::parse_rounding_mode(c.attribute_value("rounding_mode"));
-  const input_data x(c.input(0)), scale(c.input(1)), zeropt(c.input(2)), in_bw(c.input(3)),
-      out_bw(c.input(4));
-  const auto xv = x.view();
-  const auto sv = scale.view();
-  const auto zv = zeropt.view();
-  const auto iv = in_bw.view();
-  const auto bv = out_bw.view();
-  auto yv = out.allocate(op.output_shape(xv, sv, zv, iv, bv));
-  op(xv, sv, zv, iv, bv, yv);
-}
-
-void run_trunc_v1(const qcv::test_case& c, semantics s, output_buffer& out) {
-  if (s == semantics::exact)
-    run_trunc_v1_as<semantics::exact>(c, out);
-  else
-    run_trunc_v1_as<semantics::reference>(c, out);
-}
-
-// BipolarQuant: inputs X scale; no attributes.
-template <semantics S>
-void run_bipolar_quant_as(const qcv::test_case& c, output_buffer& out) {
-  lowbit::bipolar_quant<S> op;
-  const input_data x(c.input(0)), scale(c.input(1));
-  const auto xv = x.view();
-  const auto sv = scale.view();
-  auto yv = out.allocate(op.output_shape(xv, sv));
-  op(xv, sv, yv);
-}
-
-void run_bipolar_quant(const qcv::test_case& c, semantics s, output_buffer& out) {
-  if (s == semantics::exact)
-    run_bipolar_quant_as<semantics::exact>(c, out);
-  else
-    run_bipolar_quant_as<semantics::reference>(c, out);
-}
-
-// FloatQuant: inputs X scale exponent_bitwidth mantissa_bitwidth exponent_bias
-// max_val; attributes rounding_mode, has_inf, has_nan, has_subnormal,
-// saturation (the last four 0/1).
-template <semantics S>
-void run_float_quant_as(const qcv::test_case& c, output_buffer& out) {
-  lowbit::float_quant<S> op;
-  op.rounding = lowbit::parse_rounding_mode(c.attribute_value("rounding_mode"));
-  op.has_inf = bool_attribute(c, "has_inf");
-  op.has_nan = bool_attribute(c, "has_nan");
-  op.has_subnormal = bool_attribute(c, "has_subnormal");
-  op.saturation = bool_attribute(c, "saturation");
-  const input_data x(c.input(0)), scale(c.input(1)), ebw(c.input(2)), mbw(c.input(3)), bias(c.input(4)),
-      maxv(c.input(5));
-  const auto xv = x.view();
-  const auto sv = scale.view();
-  const auto ev = ebw.view();
-  const auto mv = mbw.view();
-  const auto bv = bias.view();
-  const auto vv = maxv.view();
-  const lowbit::shape ys = op.output_shape(xv, sv, ev, mv, bv, vv);
-  auto yv = out.allocate(ys);
-  op(xv, sv, ev, mv, bv, vv, yv);
-}
-
-void run_float_quant(const qcv::test_case& c, semantics s, output_buffer& out) {
-  if (s == semantics::exact)
-    run_float_quant_as<semantics::exact>(c, out);
-  else
-    run_float_quant_as<semantics::reference>(c, out);
+    run_op_as<Op, Inputs, semantics::reference>(c, out);
 }
 
 struct op_handler {
@@ -284,12 +178,13 @@ struct op_handler {
 
 /// op name -> handler. Every op the parser accepts has an entry.
 constexpr op_handler handlers[] = {
-    {"IntQuant", &run_int_quant},
-    {"Quant", &run_int_quant},  // QONNX's older name for IntQuant
-    {"Trunc", &run_trunc},
-    {"TruncV1", &run_trunc_v1},
-    {"BipolarQuant", &run_bipolar_quant},
-    {"FloatQuant", &run_float_quant},
+    {"IntQuant", &run_op<lowbit::int_quant, 4>},     // X scale zeropt bitwidth
+    {"Quant", &run_op<lowbit::int_quant, 4>},        // QONNX's older name for IntQuant
+    {"Trunc", &run_op<lowbit::trunc, 6>},            // X scale zeropt in_bitwidth out_scale out_bitwidth
+    {"TruncV1", &run_op<lowbit::trunc_v1, 5>},       // X scale zeropt in_bitwidth out_bitwidth
+    {"BipolarQuant", &run_op<lowbit::bipolar_quant, 2>},  // X scale
+    {"FloatQuant", &run_op<lowbit::float_quant, 6>},  // X scale exponent_bitwidth mantissa_bitwidth
+                                                      // exponent_bias max_val
 };
 
 const op_handler* find_handler(std::string_view op) {

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * @file attributes.hpp
+ * Setting an operator functor's attributes by their QONNX names, as they come
+ * from an ONNX node or a text file: `set_attribute(op, "rounding_mode",
+ * "FLOOR")`, `set_attribute(op, "has_infinity", 1)`.
+ */
+#ifndef LOWBIT_ATTRIBUTES_HPP
+#define LOWBIT_ATTRIBUTES_HPP
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+
+#include "error.hpp"
+#include "rounding.hpp"
+
+namespace lowbit {
+
+namespace detail {
+
+/// One attribute of functor Op: its QONNX name, an optional second spelling
+/// (e.g. the spec's `has_infinity` for QONNX's `has_inf`) and the member.
+template <class Op, class M>
+struct attribute {
+  std::string_view name;
+  M Op::*member;
+  std::string_view alias = {};
+};
+template <class Op, class M>
+attribute(std::string_view, M Op::*) -> attribute<Op, M>;
+template <class Op, class M>
+attribute(std::string_view, M Op::*, std::string_view) -> attribute<Op, M>;
+
+inline bool iequals(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+template <class Op>
+[[noreturn]] void bad_attribute_value(std::string_view name, const std::string& value, const char* expected) {
+  throw error(std::string(Op::name) + ": attribute " + std::string(name) + " = " + value +
+              " is invalid; expected " + expected);
+}
+
+/// Assigns a string value to a bool or rounding_mode member.
+template <class Op, class M>
+void assign_attribute(Op& op, M Op::*member, std::string_view name, std::string_view value) {
+  if constexpr (std::is_same_v<M, bool>) {
+    if (value == "1" || iequals(value, "true"))
+      op.*member = true;
+    else if (value == "0" || iequals(value, "false"))
+      op.*member = false;
+    else
+      bad_attribute_value<Op>(name, '"' + std::string(value) + '"', "0 or 1 (or true or false)");
+  } else {
+    static_assert(std::is_same_v<M, rounding_mode>);
+    try {
+      op.*member = parse_rounding_mode(value);
+    } catch (const error&) {
+      bad_attribute_value<Op>(name, '"' + std::string(value) + '"',
+                              "one of ROUND, HALF_EVEN, CEIL, FLOOR, UP, DOWN, HALF_UP, HALF_DOWN "
+                              "(any case)");
+    }
+  }
+}
+
+/// Assigns an integer value (ONNX's INT attributes) to a bool member.
+template <class Op, class M>
+void assign_attribute(Op& op, M Op::*member, std::string_view name, long long value) {
+  if constexpr (std::is_same_v<M, bool>) {
+    if (value != 0 && value != 1) bad_attribute_value<Op>(name, std::to_string(value), "0 or 1");
+    op.*member = value == 1;
+  } else {
+    bad_attribute_value<Op>(name, std::to_string(value), "a string naming a rounding mode");
+  }
+}
+
+template <class Op, class V>
+void set_attribute_impl(Op& op, std::string_view name, const V& value) {
+  bool found = false;
+  std::apply(
+      [&](const auto&... a) {
+        (void)((found || !(a.name == name || (!a.alias.empty() && a.alias == name))
+                    ? false
+                    : (assign_attribute(op, a.member, a.name, value), found = true)) ||
+               ...);
+      },
+      Op::attributes());
+  if (!found) {
+    std::string names;
+    std::apply([&](const auto&... a) {
+      ((names += (names.empty() ? "" : ", ") + std::string(a.name) +
+                 (a.alias.empty() ? "" : " (or " + std::string(a.alias) + ")")),
+       ...);
+    }, Op::attributes());
+    throw error(std::string(Op::name) + ": unknown attribute \"" + std::string(name) + "\"; expected " +
+                (names.empty() ? std::string("none (the operator has no attributes)") : "one of: " + names));
+  }
+}
+
+}  // namespace detail
+
+/**
+ * Sets the attribute called `name` (its QONNX name, or the spec's spelling
+ * where it differs) of an operator functor from a string: `"0"`, `"1"`,
+ * `"true"` or `"false"` for flags, a rounding-mode name (any case) for
+ * `rounding_mode`.
+ *
+ * **Example**:
+ * ```
+ * lowbit::float_quant<> q;
+ * lowbit::set_attribute(q, "rounding_mode", "floor");
+ * lowbit::set_attribute(q, "has_infinity", "1");  // q.has_inf = true
+ * ```
+ * @throws lowbit::error for an unknown name (the message lists the
+ *         operator's attributes) or an invalid value; `op` is unchanged then.
+ */
+template <class Op>
+void set_attribute(Op& op, std::string_view name, std::string_view value) {
+  detail::set_attribute_impl(op, name, value);
+}
+
+/// Sets a flag attribute from an integer (ONNX INT attributes): 0 or 1.
+template <class Op, class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
+void set_attribute(Op& op, std::string_view name, I value) {
+  detail::set_attribute_impl(op, name, static_cast<long long>(value));
+}
+
+}  // namespace lowbit
+
+#endif  // LOWBIT_ATTRIBUTES_HPP
