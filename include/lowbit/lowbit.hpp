@@ -13,6 +13,7 @@
 #include "error.hpp"
 #include "float_quant.hpp"
 #include "int_quant.hpp"
+#include "minifloat.hpp"
 #include "rounding.hpp"
 #include "trunc.hpp"
 #include "view.hpp"
