@@ -4,14 +4,12 @@
 // Hidden ([.exhaustive]); run by the ctest "exhaustive" (label exhaustive).
 #include <lowbit/int_quant.hpp>
 
-#include <atomic>
 #include <cstdint>
-#include <cstring>
 #include <span>
-#include <thread>
 #include <vector>
 
 #include "support/catch.hpp"
+#include "exhaustive/sweep.hpp"
 #include "support/test_util.hpp"
 
 namespace {
@@ -41,45 +39,21 @@ const config configs[] = {
 };
 
 template <lowbit::semantics S>
-void sweep_block(const config& c, std::uint64_t first, std::vector<float>& x, std::vector<float>& a,
-                 std::vector<float>& b) {
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = lowbit_test::f32(static_cast<std::uint32_t>(first + i));
+std::int64_t sweep_config(const config& c) {
   lowbit::int_quant<S> op{.is_signed = c.is_signed, .narrow = c.narrow, .rounding = c.mode};
-  op.use_simd = true;
-  op(x, c.scale, c.zeropt, c.bitwidth, a);
-  op.use_simd = false;
-  op(x, c.scale, c.zeropt, c.bitwidth, b);
+  auto with = [&](bool simd) {
+    return [&, simd](const std::vector<float>& x, std::vector<float>& y) {
+      auto o = op;
+      o.use_simd = simd;
+      o(x, c.scale, c.zeropt, c.bitwidth, y);
+    };
+  };
+  return lowbit_test::sweep_all_float32(with(true), with(false));
 }
 
 /// Returns the first input bit pattern where SIMD and scalar differ, or -1.
 std::int64_t sweep(const config& c) {
-  constexpr std::uint64_t block = 1u << 16;
-  constexpr std::uint64_t total = std::uint64_t(1) << 32;
-  std::atomic<std::uint64_t> next{0};
-  std::atomic<std::int64_t> bad{-1};
-  auto worker = [&] {
-    std::vector<float> x(block), a(block), b(block);
-    for (;;) {
-      const std::uint64_t start = next.fetch_add(block);
-      if (start >= total || bad.load() >= 0) return;
-      if (c.exact)
-        sweep_block<lowbit::semantics::exact>(c, start, x, a, b);
-      else
-        sweep_block<lowbit::semantics::reference>(c, start, x, a, b);
-      if (std::memcmp(a.data(), b.data(), block * sizeof(float)) != 0) {
-        for (std::uint64_t i = 0; i < block; ++i)
-          if (lowbit_test::bits(a[i]) != lowbit_test::bits(b[i])) {
-            std::int64_t expected = -1;
-            bad.compare_exchange_strong(expected, static_cast<std::int64_t>(start + i));
-            return;
-          }
-      }
-    }
-  };
-  std::thread t(worker);
-  worker();
-  t.join();
-  return bad.load();
+  return c.exact ? sweep_config<lowbit::semantics::exact>(c) : sweep_config<lowbit::semantics::reference>(c);
 }
 
 }  // namespace

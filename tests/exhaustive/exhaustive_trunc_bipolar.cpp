@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+// Exhaustive: one Trunc configuration and one BipolarQuant configuration,
+// SIMD equals scalar bit for bit on all 2^32 float32 inputs.
+// Hidden ([.exhaustive]); run by the ctest "exhaustive" (label exhaustive).
+#include <lowbit/bipolar_quant.hpp>
+#include <lowbit/trunc.hpp>
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "exhaustive/sweep.hpp"
+#include "support/catch.hpp"
+#include "support/test_util.hpp"
+
+namespace {
+
+template <class Run>
+void expect_no_difference(const Run& run) {
+  auto with = [&](bool simd) {
+    return [&, simd](const std::vector<float>& x, std::vector<float>& y) { run(simd, x, y); };
+  };
+  const std::int64_t first_bad = lowbit_test::sweep_all_float32(with(true), with(false));
+  if (first_bad >= 0)
+    INFO("first differing input: " << lowbit_test::show(lowbit_test::f32(static_cast<std::uint32_t>(first_bad))));
+  CHECK(first_bad == -1);
+}
+
+}  // namespace
+
+TEST_CASE("Trunc (opset 2): SIMD equals scalar on all 2^32 inputs", "[.exhaustive][trunc]") {
+  // Reference semantics, HALF_UP (numpy's formula), signed narrow, a zero
+  // point, t = 2^round(log2(1.5 / 0.375)) = 4, clamp to 4 bits.
+  lowbit::trunc<> op{.is_signed = true, .narrow = true, .rounding = lowbit::rounding_mode::half_up};
+  expect_no_difference([&](bool simd, const std::vector<float>& x, std::vector<float>& y) {
+    auto o = op;
+    o.use_simd = simd;
+    o(x, 0.375f, 3.0f, 8.0f, 1.5f, 4.0f, y);
+  });
+}
+
+TEST_CASE("BipolarQuant: SIMD equals scalar on all 2^32 inputs", "[.exhaustive][bipolar_quant]") {
+  lowbit::bipolar_quant<> op;
+  expect_no_difference([&](bool simd, const std::vector<float>& x, std::vector<float>& y) {
+    auto o = op;
+    o.use_simd = simd;
+    o(x, 0.75f, y);
+  });
+}
