@@ -342,10 +342,11 @@ struct int_quant {
         using detail::run_piece;
         // The bipolar kernel when every element of the piece is bipolar, the
         // mixed one when some may be, else the plain one.
-        const bool piece_bipolar = Loaded ? bipolar : pc.s[4] != T(0);
+        const bool bits_vary = Loaded && pc.vary[4];
+        const bool piece_bipolar = bits_vary ? bipolar : pc.s[4] != T(0);
         if (piece_bipolar)
           run_piece<Loaded>(detail::int_quant_bipolar_kernel<S>{}, pc, simd);
-        else if (Loaded && any_bipolar)
+        else if (bits_vary && any_bipolar)
           run_piece<Loaded>(detail::int_quant_mixed_kernel<S, M>{}, pc, simd);
         else
           run_piece<Loaded>(detail::int_quant_kernel<S, M>{}, pc, simd);

@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <limits>
 #include <array>
 #include <cstddef>
@@ -175,8 +174,8 @@ LOWBIT_ALWAYS_INLINE void no_vectorize(I& i) noexcept {
 
 /**
  * One contiguous piece of work handed to a kernel: `n` elements of x and y,
- * and per parameter I either the constant `s[I]` (a constant piece) or the
- * contiguous array `p[I]` (a loaded piece).
+ * and per parameter I the constant `s[I]` (in a constant piece, or in a
+ * loaded piece where `vary[I]` is false) or the contiguous array `p[I]`.
  *
  * Row mode (`rows > 0`, loaded pieces only): the piece is `rows` x `cols`
  * elements, x and y contiguous, and every parameter is constant along a
@@ -191,6 +190,7 @@ struct piece {
   T* y = nullptr;
   std::array<const T*, NP> p{};
   std::array<T, NP> s{};
+  std::array<bool, NP> vary{};
   std::size_t n = 0;
   std::size_t rows = 0, cols = 0;
   std::array<std::ptrdiff_t, NP> row_stride{};
@@ -203,9 +203,9 @@ struct piece {
  * read from `p` (a loaded piece) or are the constants `s`.
  *
  * Only two variants exist per kernel, so that a call site instantiates each
- * kernel twice, not once per combination of constant and loaded parameters:
- * the engine expands a constant parameter into a buffer when another one
- * varies (see elementwise()).
+ * kernel twice, not once per combination of constant and loaded parameters.
+ * In a loaded piece, each parameter is loaded or splatted as `vary` says: a
+ * branch per batch that is always predicted, next to a division.
  */
 template <bool Loaded, class K, class T, std::size_t NP, std::size_t... I>
 LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& k, const piece<T, NP>& pc, bool simd,
@@ -235,11 +235,16 @@ LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& k, const piece<T, NP>& pc, boo
       return;
     }
     const std::array<const T*, NP> p = pc.p;
-    if (simd)
-      for (; i + L <= pc.n; i += L) detail::store(y + i, k(load<B>(x + i), load<B>(p[I] + i)...));
+    const std::array<bool, NP> v = pc.vary;
+    if (simd) {
+      const std::array<B, NP> sb{B(pc.s[I])...};
+      for (; i + L <= pc.n; i += L)
+        detail::store(y + i, k(load<B>(x + i), (v[I] ? load<B>(p[I] + i) : sb[I])...));
+    }
+    const std::array<T, NP> ss = pc.s;
     for (; i < pc.n; ++i) {
       no_vectorize(i);
-      y[i] = k(x[i], p[I][i]...);
+      y[i] = k(x[i], (v[I] ? p[I][i] : ss[I])...);
     }
   } else {
     if (simd) {
@@ -277,12 +282,6 @@ inline tile_access classify(std::ptrdiff_t row_stride, std::ptrdiff_t col_stride
   else
     a.kind = tile_access::buffered;
   return a;
-}
-
-/// True when a and b have the same bits (so NaN equals the same NaN).
-template <class T>
-LOWBIT_ALWAYS_INLINE bool same_bits(T a, T b) noexcept {
-  return std::memcmp(&a, &b, sizeof(T)) == 0;
 }
 
 /// buf[0, n) = v, with whole batches (a per-row parameter expanded over
@@ -345,9 +344,9 @@ void scatter_tile(T* base, const tile_access& a, std::size_t cols, std::size_t j
  * contiguous over the tile (strided, or a per-row parameter in a 2-D tile)
  * is gathered or expanded into a stack buffer, and a non-contiguous y is
  * scattered from one, so the kernel only ever sees contiguous data. When
- * one parameter varies over a tile, the constant ones are expanded too;
- * such a buffer is filled once and refilled only when its value changes.
- * y may alias x when both have the same geometry.
+ * one parameter varies over a tile, the piece is loaded and the constant
+ * ones are flagged (`piece::vary`). y may alias x when both have the same
+ * geometry.
  */
 template <std::size_t NP, class T, class Chunk>
 void elementwise(const loop_plan<NP + 2>& plan, const T* x, const std::array<const T*, NP>& params,
@@ -373,13 +372,6 @@ void elementwise(const loop_plan<NP + 2>& plan, const T* x, const std::array<con
   bool row_mode = loaded && two_d && cols >= 2 * batch<T>::size &&
                   acc[0].kind == tile_access::contiguous && acc[N - 1].kind == tile_access::contiguous;
   for (std::size_t I = 0; I < NP; ++I) row_mode = row_mode && acc[1 + I].col_stride == 0;
-  // A loaded piece reads every parameter as an array: a constant one is
-  // expanded (except in row mode, which reads it with row stride 0).
-  std::array<bool, NP> expand{};
-  for (std::size_t I = 0; I < NP; ++I) {
-    expand[I] = loaded && !row_mode && acc[1 + I].kind == tile_access::splat;
-    if (expand[I]) acc[1 + I].kind = tile_access::buffered;
-  }
   bool direct = true;
   for (std::size_t k = 0; k < N; ++k) direct = direct && acc[k].kind != tile_access::buffered;
   // The outer loop: every dimension not in the tile.
@@ -388,9 +380,6 @@ void elementwise(const loop_plan<NP + 2>& plan, const T* x, const std::array<con
 
   auto run = [&](auto lc) {
     alignas(64) T buf[N][chunk_elems];
-    // The value each expanded buffer holds (compared bit for bit: NaN too).
-    std::array<T, NP> filled_with{};
-    std::array<bool, NP> filled{};
     auto do_tile = [&](const std::array<std::ptrdiff_t, N>& off) {
       const T* xt = x + off[0];
       T* yt = y + off[N - 1];
@@ -400,6 +389,7 @@ void elementwise(const loop_plan<NP + 2>& plan, const T* x, const std::array<con
         pt[I] = params[I] + off[1 + I];
         pc.p[I] = pt[I];
         pc.s[I] = *pt[I];
+        pc.vary[I] = acc[1 + I].kind != tile_access::splat;
       }
       if (row_mode) {
         pc.x = xt;
@@ -418,15 +408,6 @@ void elementwise(const loop_plan<NP + 2>& plan, const T* x, const std::array<con
         chunk(lc, pc);
         return;
       }
-      for (std::size_t I = 0; I < NP; ++I) {
-        if (!expand[I]) continue;
-        if (!filled[I] || !same_bits(filled_with[I], pc.s[I])) {
-          fill_splat(buf[1 + I], chunk_elems, pc.s[I]);
-          filled_with[I] = pc.s[I];
-          filled[I] = true;
-        }
-        pc.p[I] = buf[1 + I];
-      }
       for (std::size_t j0 = 0; j0 < tile; j0 += chunk_elems) {
         const std::size_t m = std::min(chunk_elems, tile - j0);
         const T* xp = xt + j0;
@@ -437,7 +418,7 @@ void elementwise(const loop_plan<NP + 2>& plan, const T* x, const std::array<con
         for (std::size_t I = 0; I < NP; ++I) {
           if (acc[1 + I].kind == tile_access::contiguous) {
             pc.p[I] = pt[I] + j0;
-          } else if (acc[1 + I].kind == tile_access::buffered && !expand[I]) {
+          } else if (acc[1 + I].kind == tile_access::buffered) {
             gather_tile(pt[I], acc[1 + I], cols, j0, m, buf[1 + I]);
             pc.p[I] = buf[1 + I];
           }
