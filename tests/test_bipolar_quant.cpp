@@ -8,17 +8,15 @@
 #include <vector>
 
 #include "support/catch.hpp"
+#include "support/checks.hpp"
 #include "support/test_util.hpp"
 
 using lowbit::semantics;
 using lowbit::shape;
 using lowbit::strided_view;
 using lowbit_test::bits;
-
-namespace {
-constexpr float nan_f = std::numeric_limits<float>::quiet_NaN();
-constexpr float inf = std::numeric_limits<float>::infinity();
-}  // namespace
+using lowbit_test::inf;
+using lowbit_test::nan_f;
 
 TEST_CASE("bipolar_quant: sign times scale, -0 counts as positive", "[bipolar_quant]") {
   std::vector<float> x{0.3f, -0.0f, 0.0f, -2.0f, inf, -inf, std::numeric_limits<float>::denorm_min(),
@@ -39,6 +37,24 @@ TEST_CASE("bipolar_quant: NaN gives -scale in reference and NaN in exact", "[bip
   lowbit::bipolar_quant<semantics::exact>{}(x, 3.0f, y);
   CHECK(std::isnan(y[0]));
   CHECK(std::isnan(y[1]));
+}
+
+TEST_CASE("bipolar_quant: infinities, subnormal inputs and subnormal scales", "[bipolar_quant]") {
+  const float dmin = std::numeric_limits<float>::denorm_min();
+  const std::vector<float> x{inf, -inf, dmin, -dmin, 0x1p-130f, -0x1p-130f};
+  const std::vector<float> want{0.75f, -0.75f, 0.75f, -0.75f, 0.75f, -0.75f};
+  std::vector<float> y(x.size());
+  lowbit::bipolar_quant<>{}(x, 0.75f, y);
+  CHECK(y == want);
+  lowbit::bipolar_quant<lowbit::semantics::exact>{}(x, 0.75f, y);
+  CHECK(y == want);
+  // A subnormal scale gives subnormal outputs, exactly.
+  lowbit::bipolar_quant<lowbit::semantics::exact>{}(x, 0x1p-140f, y);
+  CHECK(y[0] == 0x1p-140f);
+  CHECK(y[1] == -0x1p-140f);
+  lowbit::bipolar_quant<>{}(x, dmin, y);
+  CHECK(y[2] == dmin);
+  CHECK(y[3] == -dmin);
 }
 
 TEST_CASE("bipolar_quant: per-channel scale, rank growth, SIMD equals scalar", "[bipolar_quant]") {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "support/catch.hpp"
+#include "support/checks.hpp"
 #include "support/test_util.hpp"
 
 using lowbit::rounding_mode;
@@ -19,11 +20,14 @@ using lowbit::strided_view;
 using lowbit_test::bits;
 using lowbit_test::f32;
 using lowbit_test::show;
+using lowbit_test::check_rejected;
+using lowbit_test::inf;
+using lowbit_test::nan_f;
+using lowbit_test::require_same_values;
+using lowbit_test::same_value;
 
 namespace {
 
-constexpr float inf = std::numeric_limits<float>::infinity();
-constexpr float nan_f = std::numeric_limits<float>::quiet_NaN();
 constexpr float flt_max = std::numeric_limits<float>::max();
 
 struct fmt {
@@ -54,18 +58,6 @@ float fq1(float x, const fmt& f, rounding_mode m, int ov = 0, float scale = 1.0f
   float y = 12345.0f;
   make<S>(m, ov)(std::span<const float>(&x, 1), scale, f.E, f.m, f.bias, f.max_val, std::span<float>(&y, 1));
   return y;
-}
-
-bool same(float a, float b) { return (std::isnan(a) && std::isnan(b)) || bits(a) == bits(b); }
-
-void require_same_bits(const std::vector<float>& got, const std::vector<float>& want) {
-  REQUIRE(got.size() == want.size());
-  for (std::size_t i = 0; i < got.size(); ++i)
-    if (!same(got[i], want[i])) {
-      INFO("first difference at " << i << ": got " << show(got[i]) << ", want " << show(want[i]));
-      CHECK(false);
-      return;
-    }
 }
 
 // ---- independent oracles (double arithmetic, std library) --------------------------
@@ -292,10 +284,10 @@ TEST_CASE("both semantics equal independent step-by-step oracles", "[float_quant
           std::vector<float> want(x.size());
           for (std::size_t i = 0; i < x.size(); ++i) want[i] = oracle_reference(x[i], scale, f, m, ov);
           make(m, ov)(x, scale, f.E, f.m, f.bias, f.max_val, y);
-          require_same_bits(y, want);
+          require_same_values(y, want);
           for (std::size_t i = 0; i < x.size(); ++i) want[i] = oracle_exact(x[i], scale, f, m, ov);
           make<semantics::exact>(m, ov)(x, scale, f.E, f.m, f.bias, f.max_val, y);
-          require_same_bits(y, want);
+          require_same_values(y, want);
         }
 }
 
@@ -312,7 +304,7 @@ TEST_CASE("reference semantics on degenerate scales and formats equal the oracle
                    << lowbit::to_string(m) << " ov " << ov << " scale " << scale);
           for (std::size_t i = 0; i < x.size(); ++i) want[i] = oracle_reference(x[i], scale, f, m, ov);
           make(m, ov)(x, scale, f.E, f.m, f.bias, f.max_val, y);
-          require_same_bits(y, want);
+          require_same_values(y, want);
         }
 }
 
@@ -330,10 +322,10 @@ TEST_CASE("exhaustive over all float32 near powers of two and in E4M3 range", "[
       INFO("E" << f.E << "M" << f.m << " " << lowbit::to_string(m));
       for (std::size_t i = 0; i < x.size(); ++i) want[i] = oracle_reference(x[i], 1.0f, f, m, 0);
       make(m)(x, 1.0f, f.E, f.m, f.bias, f.max_val, y);
-      require_same_bits(y, want);
+      require_same_values(y, want);
       for (std::size_t i = 0; i < x.size(); ++i) want[i] = oracle_exact(x[i], 1.0f, f, m, 0);
       make<semantics::exact>(m)(x, 1.0f, f.E, f.m, f.bias, f.max_val, y);
-      require_same_bits(y, want);
+      require_same_values(y, want);
     }
 }
 
@@ -356,7 +348,7 @@ void simd_equals_scalar() {
           op(xs, 0.37f, 4.0f, 3.0f, 7.0f, 448.0f, std::span<float>(a.data() + mis, n));
           op.use_simd = false;
           op(xs, 0.37f, 4.0f, 3.0f, 7.0f, 448.0f, std::span<float>(b.data() + mis, n));
-          require_same_bits(a, b);
+          require_same_values(a, b);
           CHECK(bits(a[mis + n]) == bits(sentinel));
           // Per-element formats (loaded parameter group).
           std::vector<float> mb(n), eb(n), bias(n), mv(n);
@@ -371,7 +363,7 @@ void simd_equals_scalar() {
           op(xs, 1.0f, eb, mb, bias, mv, std::span<float>(a.data() + mis, n));
           op.use_simd = false;
           op(xs, 1.0f, eb, mb, bias, mv, std::span<float>(b.data() + mis, n));
-          require_same_bits(a, b);
+          require_same_values(a, b);
         }
 }
 
@@ -399,7 +391,7 @@ void per_channel_equals_loop(rounding_mode m) {
       op(std::span<const float>(x.data() + off, H * W), scale[c], E[c], M[c], B[c], MV[c],
          std::span<float>(want.data() + off, H * W));
     }
-  require_same_bits(y, want);
+  require_same_values(y, want);
 }
 
 TEST_CASE("per-channel widths, biases and max_val equal a loop of per-tensor calls",
@@ -418,25 +410,15 @@ TEST_CASE("output shape, rank growth, in place, empty", "[float_quant][broadcast
   CHECK(op.output_shape(x, 1.0f, 4.0f, mv, 7.0f, 448.0f) == shape{2, 3});
   std::vector<float> y(6);
   op(x, 1.0f, 4.0f, mv, 7.0f, 448.0f, strided_view<float>(y.data(), {2, 3}));
-  require_same_bits(y, {1.0f, 2.0f, 3.0f, 1.0f, 2.0f, 3.5f});
+  require_same_values(y, {1.0f, 2.0f, 3.0f, 1.0f, 2.0f, 3.5f});
   std::vector<float> z = x;
   op(z, 1.0f, 4.0f, 3.0f, 7.0f, 448.0f, z);
-  require_same_bits(z, {1.125f, 2.25f, 3.25f});
+  require_same_values(z, {1.125f, 2.25f, 3.25f});
   std::vector<float> empty;
   CHECK_NOTHROW(op(empty, 1.0f, 4.0f, 3.0f, 7.0f, 448.0f, empty));
 }
 
 // ---- errors ----------------------------------------------------------------------------
-
-namespace {
-template <class F>
-void check_rejected(F&& call, std::vector<float>& y, const char* needle) {
-  const std::vector<float> before = y;
-  REQUIRE_THROWS_AS(call(), lowbit::error);
-  REQUIRE_THROWS_WITH(call(), lowbit_test::contains_substring(needle));
-  require_same_bits(y, before);
-}
-}  // namespace
 
 TEST_CASE("float_quant: every error path throws lowbit::error and leaves y untouched", "[float_quant][errors]") {
   std::vector<float> x{1, 2, 3, 4, 5, 6};

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "support/catch.hpp"
+#include "support/checks.hpp"
 #include "support/test_util.hpp"
 
 using lowbit::rounding_mode;
@@ -17,11 +18,12 @@ using lowbit::shape;
 using lowbit::strided_view;
 using lowbit_test::bits;
 using lowbit_test::show;
+using lowbit_test::check_rejected;
+using lowbit_test::inf;
+using lowbit_test::nan_f;
+using lowbit_test::require_same_bits;
 
 namespace {
-
-constexpr float inf = std::numeric_limits<float>::infinity();
-constexpr float nan_f = std::numeric_limits<float>::quiet_NaN();
 
 template <semantics S = semantics::reference>
 lowbit::int_quant<S> make(bool is_signed, bool narrow, rounding_mode m) {
@@ -35,15 +37,6 @@ float iq1(float x, float scale, float zp, float bw, bool is_signed, bool narrow,
   std::span<float> ys(&y, 1);
   make<S>(is_signed, narrow, m)(xs, scale, zp, bw, ys);
   return y;
-}
-
-template <class T>
-void require_same_bits(const std::vector<T>& got, const std::vector<T>& want) {
-  const long i = lowbit_test::first_bit_difference(got, want);
-  if (i >= 0) {
-    INFO("first difference at " << i << ": got " << show(got[i]) << ", want " << show(want[i]));
-    CHECK(false);
-  }
 }
 
 }  // namespace
@@ -351,16 +344,6 @@ TEST_CASE("in place equals out of place", "[int_quant]") {
 }
 
 // ---- errors: the message names the culprit, nothing is written ------------------
-
-namespace {
-template <class F>
-void check_rejected(F&& call, std::vector<float>& y, const char* needle) {
-  const std::vector<float> before = y;
-  REQUIRE_THROWS_AS(call(), lowbit::error);
-  REQUIRE_THROWS_WITH(call(), lowbit_test::contains_substring(needle));
-  require_same_bits(y, before);
-}
-}  // namespace
 
 TEST_CASE("every error path throws lowbit::error and leaves y untouched", "[int_quant][errors]") {
   std::vector<float> x{1, 2, 3, 4, 5, 6};

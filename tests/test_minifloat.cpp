@@ -11,6 +11,7 @@
 
 #include "support/catch.hpp"
 #include "support/minifloat_oracle.hpp"
+#include "support/checks.hpp"
 #include "support/test_util.hpp"
 
 using lowbit::minifloat_format;
@@ -18,6 +19,7 @@ using lowbit::rounding_mode;
 using lowbit::semantics;
 using lowbit_test::bits;
 using lowbit_test::show;
+using lowbit_test::same_value;
 namespace formats = lowbit::formats;
 
 namespace {
@@ -41,7 +43,6 @@ const published ocp[] = {
     {"FP4 E2M1", formats::fp4_e2m1, 2, 1, 1, 6.0, 1.0, 0.5, false},
 };
 
-bool same(float a, float b) { return (std::isnan(a) && std::isnan(b)) || bits(a) == bits(b); }
 
 }  // namespace
 
@@ -153,7 +154,7 @@ TEST_CASE("minifloat_quant equals the decode-table oracle at every code, midpoin
       q(x, 1.0f, b);
       for (std::size_t i = 0; i < x.size(); ++i) {
         const float want = oracle(x[i], m);
-        if (!same(b[i], want) || !same(a[i], b[i])) {
+        if (!same_value(b[i], want) || !same_value(a[i], b[i])) {
           INFO("x = " << show(x[i]) << ": oracle " << show(want) << ", scalar " << show(b[i]) << ", SIMD "
                       << show(a[i]));
           CHECK(false);

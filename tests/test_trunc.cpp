@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "support/catch.hpp"
+#include "support/checks.hpp"
 #include "support/test_util.hpp"
 
 using lowbit::rounding_mode;
@@ -17,11 +19,13 @@ using lowbit::shape;
 using lowbit::strided_view;
 using lowbit_test::bits;
 using lowbit_test::show;
+using lowbit_test::check_rejected;
+using lowbit_test::inf;
+using lowbit_test::nan_f;
+using lowbit_test::require_same_bits;
 
 namespace {
 
-constexpr float inf = std::numeric_limits<float>::infinity();
-constexpr float nan_f = std::numeric_limits<float>::quiet_NaN();
 constexpr float flt_max = std::numeric_limits<float>::max();
 
 template <semantics S = semantics::reference>
@@ -51,15 +55,6 @@ template <semantics S>
 float tscale(float scale, float out_scale) {
   float t = 0.0f;
   return lowbit::detail::trunc_scale<S>(scale, out_scale, t) ? t : nan_f;
-}
-
-template <class T>
-void require_same_bits(const std::vector<T>& got, const std::vector<T>& want) {
-  const long i = lowbit_test::first_bit_difference(got, want);
-  if (i >= 0) {
-    INFO("first difference at " << i << ": got " << show(got[i]) << ", want " << show(want[i]));
-    CHECK(false);
-  }
 }
 
 }  // namespace
@@ -195,6 +190,58 @@ TEST_CASE("trunc_v1: no clamping, half-even pre-rounding (QUIRKS 11)", "[trunc_v
   CHECK(bits(v1<S::exact>(-0.25f, 1, 0, 8, 4, rounding_mode::up)) == bits(-0.0f));
   CHECK(std::isnan(v1<S::exact>(nan_f, 1, 0, 8, 4, fl)));
   CHECK(v1<S::exact>(inf, 1, 0, 8, 4, fl) == inf);
+}
+
+TEST_CASE("trunc: special values of x in both semantics (docs/semantics.md table)", "[trunc]") {
+  // int8 on scale 0.5 to 4 bits on out_scale 2 (t = 4), signed, zero point 0.
+  auto both = [](float x, rounding_mode m) {
+    return std::pair{tr1<semantics::reference>(x, 0.5f, 0.0f, 8.0f, 2.0f, 4.0f, true, false, m),
+                     tr1<semantics::exact>(x, 0.5f, 0.0f, 8.0f, 2.0f, 4.0f, true, false, m)};
+  };
+  for (rounding_mode m : lowbit::all_rounding_modes) {
+    INFO(lowbit::to_string(m));
+    for (float z : {0.0f, -0.0f}) {
+      // y = +0 after the pre-rounding; reference HALF_DOWN then gives -0
+      // (numpy: sign(0) * ceil(|0| - 0.5) = 0 * -0).
+      const auto [r, e] = both(z, m);
+      CHECK(bits(r) == bits(m == rounding_mode::half_down ? -0.0f : 0.0f));
+      CHECK(bits(e) == bits(0.0f));
+    }
+    const auto [rn, en] = both(nan_f, m);
+    CHECK(std::isnan(rn));
+    CHECK(std::isnan(en));
+    const auto [rp, ep] = both(inf, m);  // clamped to max = 7: 7 * 2
+    CHECK(rp == 14.0f);
+    CHECK(ep == 14.0f);
+    const auto [rm, em] = both(-inf, m);  // clamped to min = -8
+    CHECK(rm == -16.0f);
+    CHECK(em == -16.0f);
+    // A small negative x pre-rounds to -0: kept except by reference UP / HALF_UP.
+    const auto [rs, es] = both(-0.1f, m);
+    const bool plus = m == rounding_mode::up || m == rounding_mode::half_up;
+    CHECK(bits(rs) == bits(plus ? 0.0f : -0.0f));
+    CHECK(bits(es) == bits(-0.0f));
+    // Subnormal x pre-rounds to a zero of its sign.
+    const auto [rd, ed] = both(-std::numeric_limits<float>::denorm_min(), m);
+    CHECK(bits(ed) == bits(-0.0f));
+    CHECK(bits(rd) == bits(plus ? 0.0f : -0.0f));
+    // Opset 1 does not clamp: +-inf stay.
+    CHECK(v1<semantics::reference>(inf, 1.0f, 0.0f, 8.0f, 4.0f, m) == inf);
+    CHECK(v1<semantics::exact>(-inf, 1.0f, 0.0f, 8.0f, 4.0f, m) == -inf);
+    CHECK(std::isnan(v1<semantics::exact>(nan_f, 1.0f, 0.0f, 8.0f, 4.0f, m)));
+  }
+}
+
+TEST_CASE("trunc: subnormal scales give exact subnormal results", "[trunc]") {
+  // scale 2^-140, out_scale 2^-138 (both subnormal): t = 4. x = 12 * 2^-140 -> 12 -> 3 -> 3 * 2^-138.
+  const float s = 0x1p-140f, os = 0x1p-138f;
+  for (rounding_mode m : {rounding_mode::floor, rounding_mode::half_even, rounding_mode::ceil}) {
+    CHECK(tr1<semantics::reference>(12 * s, s, 0.0f, 8.0f, os, 4.0f, true, false, m) == 3 * os);
+    CHECK(tr1<semantics::exact>(12 * s, s, 0.0f, 8.0f, os, 4.0f, true, false, m) == 3 * os);
+    CHECK(tr1<semantics::exact>(-12 * s, s, 0.0f, 8.0f, os, 4.0f, true, false, m) == -3 * os);
+    CHECK(v1<semantics::exact>(-12 * s, s, 0.0f, 8.0f, 6.0f, m) == -3 * s);  // 2^(8-6) = 4
+  }
+  CHECK(std::fpclassify(3 * os) == FP_SUBNORMAL);
 }
 
 TEST_CASE("trunc: float64 tensors", "[trunc]") {
@@ -417,16 +464,6 @@ TEST_CASE("trunc: in place and strided equal out of place", "[trunc][trunc_v1]")
 }
 
 // ---- errors: the message names the culprit, nothing is written ------------------
-
-namespace {
-template <class F>
-void check_rejected(F&& call, std::vector<float>& y, const char* needle) {
-  const std::vector<float> before = y;
-  REQUIRE_THROWS_AS(call(), lowbit::error);
-  REQUIRE_THROWS_WITH(call(), lowbit_test::contains_substring(needle));
-  require_same_bits(y, before);
-}
-}  // namespace
 
 TEST_CASE("trunc: every error path throws lowbit::error and leaves y untouched",
           "[trunc][trunc_v1][errors]") {
