@@ -1,21 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// IntQuant throughput (Google Benchmark 1.7). No main(): lowbit-bench links
-// benchmark::benchmark_main.
-//
-// Benchmarks, N = element count (float32 in, float32 out, out of place):
+// Operator throughput (Google Benchmark 1.7). No main(): lowbit-bench links
+// benchmark::benchmark_main. Names, which scripts/bench_compare.py and other
+// tools parse, N = element count (float32 in, float32 out, out of place):
 //   baseline/stream/<N>                  y[i] = x[i] * a, the memory ceiling
-//   baseline/scalar_int_quant/<N>        the ROUND formula in a plain loop, not vectorised
-//   int_quant/<mode>/<pattern>/<N>       lowbit::int_quant, every rounding mode
-//   int_quant_scalar_path/round/tensor/<N>   the same with .use_simd = false
-// Patterns (int8 signed, zeropt 0, x ~ U(-8, 8), scales around 0.05):
+//   baseline/scalar_int_quant/<N>        the IntQuant ROUND formula in a plain loop,
+//                                        auto-vectorisation disabled for that function
+//   <op>/<mode>/<pattern>/<N>            op in int_quant, trunc, bipolar_quant,
+//                                        float_quant_e4m3 (OCP E4M3FN), float_quant_e5m2,
+//                                        float_quant_e2m1; mode in lower case as in QONNX
+//                                        (round, ceil, floor, up, down, half_up, half_down;
+//                                        "none" for bipolar_quant, which has no mode)
+//   int_quant/<mode>/nchw/<N>            x [1, 64, H, W], scale [1, 64, 1, 1]
+//   int_quant_scalar_path/round/tensor/<N>   lowbit::int_quant with .use_simd = false
+// Patterns (reference semantics, x ~ U(-8, 8), scales around 0.05):
 //   tensor   one scalar scale
 //   channel  x [64, N/64], scale [64, 1]
 //   element  scale the shape of x
-//   nchw     x [1, 64, H, W] with H*W = N/64, scale [1, 64, 1, 1]
-// N = 4096 (L1), 65536 (L2), 2^20 (L3); 2^25 (DRAM) too when the environment
-// variable LOWBIT_BENCH_LARGE is set. Compare items_per_second within one run:
-//   lowbit-bench --benchmark_min_time=0.2 --benchmark_filter='4096|65536'
+// IntQuant is int8 signed, Trunc int8 on scale s to 4 bits on 4 s, FloatQuant
+// the OCP presets. N = 4096 (L1), 65536 (L2), 2^20 (L3) and 2^25 (DRAM).
+// Every benchmark sets items and bytes processed (x read + y written).
+// Compare within one run, e.g.:
+//   lowbit-bench --benchmark_filter='/4096$' --benchmark_out=b.json --benchmark_out_format=json
+//   python3 scripts/bench_compare.py b.json
 #include <benchmark/benchmark.h>
 
 #include <lowbit/lowbit.hpp>
@@ -26,6 +33,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <map>
+#include <utility>
 #include <random>
 #include <string>
 #include <string_view>
@@ -143,30 +151,30 @@ void bm_scalar_int_quant(benchmark::State& st, std::size_t n) {
   timed_loop(st, y, [&] { scalar_int_quant(x.data(), y.data(), n, s, z, -128.0f, 127.0f); });
 }
 
-// ---- lowbit::int_quant ------------------------------------------------------
+// ---- operators ---------------------------------------------------------------
 
-void bm_int_quant(benchmark::State& st, lowbit::rounding_mode mode, pattern p, std::size_t n,
-                  bool simd) {
-  const lowbit::int_quant<> q{
-      .is_signed = true, .narrow = false, .rounding = mode, .use_simd = simd};
+/// Times `call(x, scale, y)` with x, scale and y laid out as pattern p says
+/// (scale a float, or a view broadcasting against x).
+template <class Call>
+void bm_pattern(benchmark::State& st, pattern p, std::size_t n, const Call& call) {
   const std::vector<float>& x = input(n);
   std::vector<float> y(n);
   const std::size_t inner = n / channels;
   switch (p) {
     case pattern::tensor:
-      timed_loop(st, y, [&] { q(x, base_scale, 0.0f, 8.0f, y); });
+      timed_loop(st, y, [&] { call(x, base_scale, y); });
       break;
     case pattern::channel: {
       const std::vector<float> s = scales(channels);
       const lowbit::strided_view<const float> xv(x.data(), {channels, inner});
       const lowbit::strided_view<const float> sv(s.data(), {channels, 1});
       const lowbit::strided_view<float> yv(y.data(), {channels, inner});
-      timed_loop(st, y, [&] { q(xv, sv, 0.0f, 8.0f, yv); });
+      timed_loop(st, y, [&] { call(xv, sv, yv); });
       break;
     }
     case pattern::element: {
       const std::vector<float> s = scales(n);
-      timed_loop(st, y, [&] { q(x, s, 0.0f, 8.0f, y); });
+      timed_loop(st, y, [&] { call(x, s, y); });
       break;
     }
     case pattern::nchw: {
@@ -176,10 +184,34 @@ void bm_int_quant(benchmark::State& st, lowbit::rounding_mode mode, pattern p, s
       const lowbit::strided_view<const float> xv(x.data(), {1, channels, h, w});
       const lowbit::strided_view<const float> sv(s.data(), {1, channels, 1, 1});
       const lowbit::strided_view<float> yv(y.data(), {1, channels, h, w});
-      timed_loop(st, y, [&] { q(xv, sv, 0.0f, 8.0f, yv); });
+      timed_loop(st, y, [&] { call(xv, sv, yv); });
       break;
     }
   }
+}
+
+void bm_int_quant(benchmark::State& st, lowbit::rounding_mode mode, pattern p, std::size_t n,
+                  bool simd) {
+  const lowbit::int_quant<> q{.is_signed = true, .narrow = false, .rounding = mode, .use_simd = simd};
+  bm_pattern(st, p, n, [&](const auto& x, const auto& s, auto& y) { q(x, s, 0.0f, 8.0f, y); });
+}
+
+void bm_trunc(benchmark::State& st, lowbit::rounding_mode mode, pattern p, std::size_t n) {
+  const lowbit::trunc<> t{.is_signed = true, .narrow = false, .rounding = mode};
+  bm_pattern(st, p, n, [&](const auto& x, const auto& s, auto& y) {
+    t(x, s, 0.0f, 8.0f, 4 * base_scale, 4.0f, y);
+  });
+}
+
+void bm_bipolar_quant(benchmark::State& st, pattern p, std::size_t n) {
+  const lowbit::bipolar_quant<> b;
+  bm_pattern(st, p, n, [&](const auto& x, const auto& s, auto& y) { b(x, s, y); });
+}
+
+void bm_float_quant(benchmark::State& st, lowbit::minifloat_format f, lowbit::rounding_mode mode, pattern p,
+                    std::size_t n) {
+  const lowbit::minifloat_quant<> q{.format = f, .rounding = mode};
+  bm_pattern(st, p, n, [&](const auto& x, const auto& s, auto& y) { q(x, s, y); });
 }
 
 std::string lower(std::string_view s) {
@@ -190,9 +222,7 @@ std::string lower(std::string_view s) {
 }
 
 std::vector<std::size_t> sizes() {
-  std::vector<std::size_t> n{std::size_t(1) << 12, std::size_t(1) << 16, std::size_t(1) << 20};
-  if (std::getenv("LOWBIT_BENCH_LARGE") != nullptr) n.push_back(std::size_t(1) << 25);
-  return n;
+  return {std::size_t(1) << 12, std::size_t(1) << 16, std::size_t(1) << 20, std::size_t(1) << 25};
 }
 
 // Registered from a static initializer so the names are exactly as above.
@@ -204,12 +234,26 @@ bool register_all() {
     RegisterBenchmark(("baseline/stream/" + ni).c_str(), bm_stream, n);
     RegisterBenchmark(("baseline/scalar_int_quant/" + ni).c_str(), bm_scalar_int_quant, n);
   }
-  for (lowbit::rounding_mode m : lowbit::all_rounding_modes)
+  const std::pair<const char*, lowbit::minifloat_format> floats[] = {
+      {"float_quant_e4m3", lowbit::formats::fp8_e4m3fn},
+      {"float_quant_e5m2", lowbit::formats::fp8_e5m2},
+      {"float_quant_e2m1", lowbit::formats::fp4_e2m1},
+  };
+  for (lowbit::rounding_mode m : lowbit::all_rounding_modes) {
+    const std::string mode = lower(lowbit::to_string(m));
     for (pattern p : {pattern::tensor, pattern::channel, pattern::element, pattern::nchw})
-      for (std::size_t n : ns)
-        RegisterBenchmark(("int_quant/" + lower(lowbit::to_string(m)) + "/" + name(p) + "/" +
-                           std::to_string(n)).c_str(),
-                          bm_int_quant, m, p, n, true);
+      for (std::size_t n : ns) {
+        const std::string tail = "/" + mode + "/" + name(p) + "/" + std::to_string(n);
+        RegisterBenchmark(("int_quant" + tail).c_str(), bm_int_quant, m, p, n, true);
+        if (p == pattern::nchw) continue;
+        RegisterBenchmark(("trunc" + tail).c_str(), bm_trunc, m, p, n);
+        for (const auto& [op, f] : floats) RegisterBenchmark((op + tail).c_str(), bm_float_quant, f, m, p, n);
+      }
+  }
+  for (pattern p : {pattern::tensor, pattern::channel, pattern::element})
+    for (std::size_t n : ns)
+      RegisterBenchmark(("bipolar_quant/none/" + std::string(name(p)) + "/" + std::to_string(n)).c_str(),
+                        bm_bipolar_quant, p, n);
   for (std::size_t n : ns)
     RegisterBenchmark(("int_quant_scalar_path/round/tensor/" + std::to_string(n)).c_str(),
                       bm_int_quant, lowbit::rounding_mode::half_even, pattern::tensor, n, false);
