@@ -11,6 +11,7 @@
 #include "broadcast.hpp"
 #include "config.hpp"
 #include "error.hpp"
+#include "error_stats.hpp"
 #include "float_quant.hpp"
 #include "int_quant.hpp"
 #include "minifloat.hpp"
