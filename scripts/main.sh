@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds and runs lowbit's main example, examples/rounding_table.cpp.
+# Builds and runs lowbit's main job, the rounding-mode benchmark
+# (examples/rounding_benchmark.cpp).
 # Arguments are passed on to the example.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -8,10 +9,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 log=$(mktemp "${TMPDIR:-/tmp}/lowbit-main.XXXXXX")
 trap 'rm -f "$log"' EXIT
-if ! { cmake --preset default && cmake --build --preset default --target lowbit-example-rounding_table; } >"$log" 2>&1; then
+if ! { cmake --preset default && cmake --build --preset default --target lowbit-example-rounding_benchmark; } >"$log" 2>&1; then
   cat "$log" >&2
   echo "main: build failed" >&2
   exit 1
 fi
 
-exec ./build/examples/lowbit-example-rounding_table "$@"
+exec ./build/examples/lowbit-example-rounding_benchmark "$@"
