@@ -150,28 +150,24 @@ struct int_quant_mixed_kernel {
   }
 };
 
-/// Small-buffer storage for the per-element limits of a bit-width tensor.
-template <class T>
-struct limits_storage {
+/// Small-buffer storage for K derived per-element arrays of n elements each.
+template <class T, std::size_t K>
+struct derived_storage {
   static constexpr std::size_t inline_elems = 16;
-  std::array<T, 3 * inline_elems> small{};
+  std::array<T, K * inline_elems> small{};
   std::vector<T> big;
-  T* lo = nullptr;
-  T* hi = nullptr;
-  T* bip = nullptr;
+  std::array<T*, K> arr{};
 
-  explicit limits_storage(std::size_t n) {
+  explicit derived_storage(std::size_t n) {
     T* base = small.data();
     if (n > inline_elems) {
-      big.resize(3 * n);
+      big.resize(K * n);
       base = big.data();
     }
-    lo = base;
-    hi = base + n;
-    bip = base + 2 * n;
+    for (std::size_t k = 0; k < K; ++k) arr[k] = base + k * n;
   }
-  limits_storage(const limits_storage&) = delete;
-  limits_storage& operator=(const limits_storage&) = delete;
+  derived_storage(const derived_storage&) = delete;
+  derived_storage& operator=(const derived_storage&) = delete;
 };
 
 }  // namespace detail
@@ -302,18 +298,21 @@ struct int_quant {
 
     // Limits per bit-width element, laid out row-major in bitwidth's shape.
     const std::size_t nb = bipolar ? 1 : bs.get_shape().count();
-    detail::limits_storage<T> lim(nb);
+    detail::derived_storage<T, 3> lim(nb);  // lo, hi, bipolar flag
+    T* const lo_p = lim.arr[0];
+    T* const hi_p = lim.arr[1];
+    T* const bip_p = lim.arr[2];
     detail::nd<const T> lo_d, hi_d, bip_d;
     bool any_bipolar = bipolar;
     if (bipolar) {
-      lim.lo[0] = lim.hi[0] = T(0);
-      lim.bip[0] = T(1);
+      lo_p[0] = hi_p[0] = T(0);
+      bip_p[0] = T(1);
     } else {
       detail::visit_elements(bs.d, [&](T b, std::size_t i) {
         const auto r = detail::int_limits<S, T>(static_cast<int>(b), is_signed, narrow);
-        lim.lo[i] = r.lo;
-        lim.hi[i] = r.hi;
-        lim.bip[i] = r.bipolar ? T(1) : T(0);
+        lo_p[i] = r.lo;
+        hi_p[i] = r.hi;
+        bip_p[i] = r.bipolar ? T(1) : T(0);
         any_bipolar = any_bipolar || r.bipolar;
         return true;
       });
@@ -326,9 +325,9 @@ struct int_quant {
       static_cast<detail::nd_geom&>(hi_d) = lo_d;
       static_cast<detail::nd_geom&>(bip_d) = lo_d;
     }
-    lo_d.data = lim.lo;
-    hi_d.data = lim.hi;
-    bip_d.data = lim.bip;
+    lo_d.data = lo_p;
+    hi_d.data = hi_p;
+    bip_d.data = bip_p;
 
     const auto plan = detail::make_plan<7>(
         out, {&xs.d, &ss.d, &zs.d, &lo_d, &hi_d, &bip_d, &yd});

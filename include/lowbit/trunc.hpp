@@ -88,10 +88,7 @@ struct trunc_kernel {
     // (y > max, y < min), so -0 passes an unsigned clamp as -0 (unlike
     // IntQuant's np.clip).
     const V q = round_integral<S, M>(clamp<semantics::exact>(y, lo, hi));
-    const V zt = zp / t;
-    V d = q - zt;
-    d = d * out_scale;
-    return d;
+    return dequantize(q, out_scale, V(zp / t));
   }
 };
 
@@ -107,26 +104,6 @@ struct trunc_v1_kernel {
     const V q = round_integral<S, M>(y);
     return dequantize(q, scale, zp);
   }
-};
-
-/// Small-buffer storage for K derived per-element arrays of n elements each.
-template <class T, std::size_t K>
-struct derived_storage {
-  static constexpr std::size_t inline_elems = 16;
-  std::array<T, K * inline_elems> small{};
-  std::vector<T> big;
-  std::array<T*, K> arr{};
-
-  explicit derived_storage(std::size_t n) {
-    T* base = small.data();
-    if (n > inline_elems) {
-      big.resize(K * n);
-      base = big.data();
-    }
-    for (std::size_t k = 0; k < K; ++k) arr[k] = base + k * n;
-  }
-  derived_storage(const derived_storage&) = delete;
-  derived_storage& operator=(const derived_storage&) = delete;
 };
 
 /// A row-major descriptor of shape `s` over `data`.
