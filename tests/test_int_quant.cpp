@@ -204,6 +204,55 @@ TEST_CASE("SIMD body equals the scalar path for every tail and misalignment", "[
   simd_equals_scalar<semantics::exact, double>();
 }
 
+// ---- the power-of-two fast path ------------------------------------------------
+
+TEST_CASE("exact_reciprocal accepts exactly the powers of two with a finite nonzero reciprocal",
+          "[int_quant][pow2]") {
+  using lowbit::detail::exact_reciprocal;
+  for (float s : {1.0f, 0.5f, -0.25f, 0x1p-126f, 0x1p-127f, 0x1p127f, 0x1p126f}) CHECK(exact_reciprocal(s));
+  // 2^-128 .. 2^-149: the reciprocal overflows; the rest are not powers of two.
+  for (float s : {0x1p-128f, 0x1p-149f, 0.0f, -0.0f, 0.3f, 3.0f, 0x1.000002p0f, inf, -inf, nan_f})
+    CHECK_FALSE(exact_reciprocal(s));
+  CHECK(exact_reciprocal(0x1p-1022));
+  CHECK(exact_reciprocal(0x1p1023));
+  CHECK_FALSE(exact_reciprocal(0x1p-1024));  // 1 / 2^-1024 = 2^1024 overflows
+  CHECK_FALSE(exact_reciprocal(0.1));
+}
+
+template <semantics S, class T>
+void pow2_scale_equals_division(T scale) {
+  // The SIMD path multiplies by 1 / scale; the scalar path divides.
+  const std::vector<T> x = lowbit_test::mixed_values<T>(200, 3);
+  std::vector<T> a(x.size()), b(x.size());
+  for (rounding_mode m : lowbit::all_rounding_modes) {
+    auto op = make<S>(true, false, m);
+    op.use_simd = true;
+    op(x, scale, T(0), T(8), a);
+    op.use_simd = false;
+    op(x, scale, T(0), T(8), b);
+    INFO("mode " << lowbit::to_string(m) << " scale " << scale);
+    require_same_bits(a, b);
+  }
+}
+
+TEST_CASE("a power-of-two scale gives the bits of the division, at the ends of the range",
+          "[int_quant][pow2]") {
+  for (float s : {0.25f, 1.0f, 0x1p-126f, 0x1p-127f, 0x1p-128f, 0x1p127f, 0x1p-149f, 0x1p-140f}) {
+    pow2_scale_equals_division<semantics::reference>(s);
+    pow2_scale_equals_division<semantics::exact>(s);
+  }
+  pow2_scale_equals_division<semantics::reference>(-0.5f);  // reference accepts a negative scale
+  for (double s : {0.125, 0x1p-1022, 0x1p-1023, 0x1p1023, 0x1p-1074})
+    pow2_scale_equals_division<semantics::exact>(s);
+  // Known values on the fast path: 3.3 / 0.25 = 13.2 -> 13 -> 3.25; -0 / 0.25
+  // + 0 = +0 in the reference semantics.
+  std::vector<float> x{3.3f, -0.0f, 0x1p-149f}, y(3);
+  make(true, false, rounding_mode::half_even)(x, 0.25f, 0.0f, 8.0f, y);
+  CHECK(bits(y[0]) == bits(3.25f));
+  CHECK(bits(y[1]) == bits(0.0f));
+  CHECK(bits(y[2]) == bits(0.0f));
+}
+
 // ---- broadcasting --------------------------------------------------------------
 
 template <semantics S>

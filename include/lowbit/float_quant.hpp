@@ -22,6 +22,7 @@
 #include "attributes.hpp"
 #include "broadcast.hpp"
 #include "config.hpp"
+#include "detail/divide.hpp"
 #include "detail/elementwise.hpp"
 #include "detail/simd.hpp"
 #include "error.hpp"
@@ -63,15 +64,16 @@ LOWBIT_ALWAYS_INLINE xsimd::batch<std::int32_t, A> fq_to_int(const xsimd::batch<
 }
 LOWBIT_ALWAYS_INLINE std::int32_t fq_imax(std::int32_t a, std::int32_t b) noexcept { return a > b ? a : b; }
 LOWBIT_ALWAYS_INLINE std::int32_t fq_imin(std::int32_t a, std::int32_t b) noexcept { return a < b ? a : b; }
+// Integer max/min: one instruction from SSE4.1 on (no NaN to worry about).
 template <class A>
 LOWBIT_ALWAYS_INLINE xsimd::batch<std::int32_t, A> fq_imax(const xsimd::batch<std::int32_t, A>& a,
                                                            const xsimd::batch<std::int32_t, A>& b) noexcept {
-  return xsimd::select(a > b, a, b);
+  return xsimd::max(a, b);
 }
 template <class A>
 LOWBIT_ALWAYS_INLINE xsimd::batch<std::int32_t, A> fq_imin(const xsimd::batch<std::int32_t, A>& a,
                                                            const xsimd::batch<std::int32_t, A>& b) noexcept {
-  return xsimd::select(a < b, a, b);
+  return xsimd::min(a, b);
 }
 LOWBIT_ALWAYS_INLINE std::int32_t fq_iselect(bool m, std::int32_t a, std::int32_t b) noexcept {
   return m ? a : b;
@@ -163,32 +165,49 @@ enum class fq_overflow { saturate, infinity, nan };
  * floor(fl32(log2(fl32(|x| + FLT_MIN)))) - m, raised to emin; the internal
  * scale 2^e is a float32 value (0 below 2^-150, inf above 2^127); x / 2^e and
  * r * 2^e are IEEE operations; the overflow masks follow QONNX.
+ *
+ * Two paths give the same bits. The fast one serves a batch when the
+ * piece's m and emin are constant with m >= 1 and -126 <= emin <= 126
+ * (`general` false) and no lane is infinite, NaN or within 64 ulps of the
+ * top of its binade: e then lies in [-126, 126], so 2^e and 2^-e are
+ * normal floats built from bits, and x / 2^e is x * 2^-e (the same real
+ * number, rounded once). The general path handles everything else.
  */
-template <rounding_mode M, fq_overflow OV>
-struct float_quant_ref_kernel {
-  const std::int32_t* thr;
+template <rounding_mode M, fq_overflow OV, bool Recip = false>
+struct float_quant_ref_kernel : scale_divider<Recip> {
+  const std::int32_t* thr = nullptr;
+  bool general = true;  ///< m or emin vary over the piece, or leave the fast range
+
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V X, V scale, V mant, V emin, V maxv) const noexcept {
     using I = fq_int_t<V>;
-    const V x = X / scale;
+    const V x = this->divide(X, scale);
     const V a = detail::abs(x) + V(std::numeric_limits<float>::min());
     const I ab = fq_bits(a);
-    const I be = (ab >> 23) & I(0xff);
-    const I mb = ab & I(0x7fffff);
-    I k = be - I(127);
-    // Only mantissas within 64 ulps of the top of their binade can round up.
-    const auto near_top = mb >= I(0x7fffff - 63);
-    if (fq_any(near_top)) k = k + fq_iselect(mb >= fq_gather(thr, be), I(1), I(0));
-    // a = inf or NaN: log2 is inf/NaN, 2^e = inf, x / 2^e = NaN.
-    k = fq_iselect(be == I(255), I(1000), k);
-    const I e = fq_imax(k - fq_to_int(mant), fq_to_int(emin));
-    const V p = fq_pow2(e);
-    // x / 2^e = x * 2^-e (the same real number, rounded once) whenever 2^-e
-    // is a float and 2^e finite, i.e. -127 <= e <= 127; elsewhere (2^e zero, subnormal
-    // below 2^-127, or inf) divide.
-    const auto direct = (e >= I(-127)) & (e <= I(127));
-    V y = x * fq_pow2(I(I(0) - e));
-    if (!fq_all(direct)) y = fq_float(fq_iselect(direct, fq_bits(y), fq_bits(V(x / p))));
+    const I be = ab >> 23;  // a >= +0 (abs clears a NaN's sign too)
+    // Only mantissas within 64 ulps of the top of their binade can round up
+    // in log2; be = 255 is an infinite or NaN x.
+    const auto near_top = (ab & I(0x7fffc0)) == I(0x7fffc0);
+    V y, p;
+    if (general || fq_any(fq_or(near_top, be == I(255)))) {
+      I k = be - I(127);
+      if (fq_any(near_top)) k = k + fq_iselect((ab & I(0x7fffff)) >= fq_gather(thr, be), I(1), I(0));
+      // a = inf or NaN: log2 is inf/NaN, 2^e = inf, x / 2^e = NaN.
+      k = fq_iselect(be == I(255), I(1000), k);
+      const I e = fq_imax(k - fq_to_int(mant), fq_to_int(emin));
+      p = fq_pow2(e);
+      // x / 2^e = x * 2^-e (the same real number, rounded once) whenever
+      // 2^-e is a float and 2^e finite, i.e. -127 <= e <= 127; elsewhere
+      // (2^e zero, subnormal below 2^-127, or inf) divide.
+      const auto direct = (e >= I(-127)) & (e <= I(127));
+      y = x * fq_pow2(I(I(0) - e));
+      if (!fq_all(direct)) y = fq_float(fq_iselect(direct, fq_bits(y), fq_bits(V(x / p))));
+    } else {
+      const I e = fq_imax(be - (I(127) + fq_to_int(mant)), fq_to_int(emin));
+      const I pb = (e + I(127)) << 23;
+      p = fq_float(pb);
+      y = x * fq_float(I(I(254 << 23) - pb));  // 2^-e
+    }
     const V r = detail::round_integral<semantics::reference, M>(y);
     V q = r * p;
     const V nmax = detail::negate(maxv);
@@ -213,12 +232,13 @@ struct float_quant_ref_kernel {
  */
 /// `Magic` selects the magic-number technique for ROUND (the default there);
 /// false keeps the bit technique, for the technique benchmark.
-template <rounding_mode M, fq_overflow OV, bool Magic = M == rounding_mode::half_even>
-struct float_quant_exact_kernel {
+/// `Recip`: the power-of-two scale fast path (scale_divider).
+template <rounding_mode M, fq_overflow OV, bool Magic = M == rounding_mode::half_even, bool Recip = false>
+struct float_quant_exact_kernel : scale_divider<Recip> {
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V X, V scale, V mant, V emin, V maxv) const noexcept {
     using I = fq_int_t<V>;
-    const V x = X / scale;
+    const V x = this->divide(X, scale);
     const V ax = detail::abs(x);
     // Subnormals are normalised by an exact power-of-two product.
     const I xb = fq_bits(x);
@@ -554,10 +574,29 @@ struct float_quant {
         detail::elementwise(plan, xs.d.data, params, yd.data,
                             [&](auto loaded, const detail::piece<T, 4>& pc) {
           constexpr bool Loaded = decltype(loaded)::value;
-          if constexpr (exact)
-            detail::run_piece<Loaded>(detail::float_quant_exact_kernel<M, OV>{}, pc, simd);
-          else
-            detail::run_piece<Loaded>(detail::float_quant_ref_kernel<M, OV>{thr}, pc, simd);
+          // Power-of-two fast path (see int_quant): a constant scale whose
+          // reciprocal is exact; the scalar path keeps dividing.
+          const bool recip = !Loaded && simd && detail::exact_reciprocal(pc.s[0]);
+          const double inv = recip ? 1.0 / static_cast<double>(pc.s[0]) : 0.0;
+          if constexpr (exact) {
+            if (recip)
+              detail::run_piece<false>(detail::float_quant_exact_kernel<M, OV, M == rounding_mode::half_even, true>{{inv}},
+                                       pc, simd);
+            else
+              detail::run_piece<Loaded>(detail::float_quant_exact_kernel<M, OV>{}, pc, simd);
+          } else {
+            // The reference kernel's fast path needs constant m >= 1 and
+            // emin in [-126, 126] over the piece. The scalar path
+            // (use_simd false) always takes the general path, so that the
+            // SIMD-vs-scalar tests compare the two.
+            const bool general = !simd || pc.vary[1] || pc.vary[2] || !(pc.s[1] >= 1.0f) ||
+                                 !(pc.s[2] >= -126.0f && pc.s[2] <= 126.0f);
+            if (recip)
+              detail::run_piece<false>(detail::float_quant_ref_kernel<M, OV, true>{{inv}, thr, general}, pc,
+                                       simd);
+            else
+              detail::run_piece<Loaded>(detail::float_quant_ref_kernel<M, OV>{{}, thr, general}, pc, simd);
+          }
         });
       });
     });

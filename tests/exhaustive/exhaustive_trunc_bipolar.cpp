@@ -39,6 +39,20 @@ TEST_CASE("Trunc (opset 2): SIMD equals scalar on all 2^32 inputs", "[.exhaustiv
   });
 }
 
+TEST_CASE("Trunc (opset 2) with a power-of-two scale: SIMD equals scalar on all 2^32 inputs",
+          "[.exhaustive][trunc]") {
+  // Exact semantics, ROUND, unsigned: scale 0.25 and t = 4 take the
+  // power-of-two fast path (products by 4 and 0.25) in the SIMD run; the
+  // scalar run divides.
+  lowbit::trunc<lowbit::semantics::exact> op{.is_signed = false, .narrow = false,
+                                             .rounding = lowbit::rounding_mode::half_even};
+  expect_no_difference([&](bool simd, const std::vector<float>& x, std::vector<float>& y) {
+    auto o = op;
+    o.use_simd = simd;
+    o(x, 0.25f, 0.0f, 8.0f, 1.0f, 4.0f, y);
+  });
+}
+
 TEST_CASE("BipolarQuant: SIMD equals scalar on all 2^32 inputs", "[.exhaustive][bipolar_quant]") {
   lowbit::bipolar_quant<> op;
   expect_no_difference([&](bool simd, const std::vector<float>& x, std::vector<float>& y) {

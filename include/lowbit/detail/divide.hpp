@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * @file detail/divide.hpp
+ * The division by a scale, and its power-of-two fast path: a product by the
+ * reciprocal where that is provably the same operation.
+ */
+#ifndef LOWBIT_DETAIL_DIVIDE_HPP
+#define LOWBIT_DETAIL_DIVIDE_HPP
+
+#include <cmath>
+
+#include "../config.hpp"
+#include "simd.hpp"
+
+namespace lowbit::detail {
+
+/**
+ * Whether `x / s == x * (1 / s)` for every x, NaN and infinities included:
+ * |s| is a power of two whose reciprocal is a finite, nonzero T. Both sides
+ * are then the same real number rounded once (no fused operation, no flush
+ * to zero), so the multiplication is the division, bit for bit. The
+ * power-of-two fast path of IntQuant, Trunc and FloatQuant rests on this.
+ */
+template <class T>
+bool exact_reciprocal(T s) noexcept {
+  if (!(std::isfinite(s) && s != T(0))) return false;
+  int e = 0;
+  if (std::fabs(std::frexp(s, &e)) != T(0.5)) return false;
+  const T r = T(1) / s;
+  return std::isfinite(r) && r != T(0);
+}
+
+/// The division by the scale: `x / scale`, or with `Recip` the product by
+/// `inv`, which exact_reciprocal() has shown to be the same operation.
+template <bool Recip>
+struct scale_divider {
+  double inv = 0;  ///< 1 / scale, a power of two (exact in float and double).
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V divide(V x, V scale) const noexcept {
+    if constexpr (Recip) {
+      (void)scale;
+      return x * V(static_cast<lane_t<V>>(inv));
+    } else {
+      return x / scale;
+    }
+  }
+};
+
+}  // namespace lowbit::detail
+
+#endif  // LOWBIT_DETAIL_DIVIDE_HPP
