@@ -13,6 +13,10 @@
 //                                        "none" for bipolar_quant, which has no mode)
 //   int_quant/<mode>/nchw/<N>            x [1, 64, H, W], scale [1, 64, 1, 1]
 //   int_quant_scalar_path/round/tensor/<N>   lowbit::int_quant with .use_simd = false
+//   threads/<T>/<op>/round/tensor/<N>    op int_quant or float_quant_e4m3 with
+//                                        exec.threads = T (1 or 2) and no minimum part
+//                                        size, N = 2^13 .. 2^20 and 2^25: the threads'
+//                                        crossover and speed-up
 // Patterns (reference semantics, x ~ U(-8, 8), scales around 0.05):
 //   tensor   one scalar scale
 //   channel  x [64, N/64], scale [64, 1]
@@ -214,6 +218,24 @@ void bm_float_quant(benchmark::State& st, lowbit::minifloat_format f, lowbit::ro
   bm_pattern(st, p, n, [&](const auto& x, const auto& s, auto& y) { q(x, s, y); });
 }
 
+// Opt-in threads: per-tensor ROUND with `threads` parts and no minimum part
+// size (min_elements_per_thread = 1), so that the crossover where a second
+// thread starts to pay shows at every N.
+void bm_threads(benchmark::State& st, const std::string& op, unsigned threads, std::size_t n) {
+  lowbit::execution exec;
+  exec.threads = threads;
+  exec.min_elements_per_thread = 1;
+  if (op == "int_quant") {
+    lowbit::int_quant<> q{.rounding = lowbit::rounding_mode::half_even};
+    q.exec = exec;
+    bm_pattern(st, pattern::tensor, n, [&](const auto& x, const auto& s, auto& y) { q(x, s, 0.0f, 8.0f, y); });
+  } else {
+    lowbit::minifloat_quant<> q{.format = lowbit::formats::fp8_e4m3fn, .rounding = lowbit::rounding_mode::half_even};
+    q.exec = exec;
+    bm_pattern(st, pattern::tensor, n, [&](const auto& x, const auto& s, auto& y) { q(x, s, y); });
+  }
+}
+
 std::string lower(std::string_view s) {
   std::string r(s);
   for (char& c : r)
@@ -254,6 +276,13 @@ bool register_all() {
     for (std::size_t n : ns)
       RegisterBenchmark(("bipolar_quant/none/" + std::string(name(p)) + "/" + std::to_string(n)).c_str(),
                         bm_bipolar_quant, p, n);
+  for (const std::string op : {"int_quant", "float_quant_e4m3"})
+    for (unsigned t : {1u, 2u})
+      for (int lg : {13, 14, 15, 16, 17, 18, 20, 25})
+        RegisterBenchmark(("threads/" + std::to_string(t) + "/" + op + "/round/tensor/" +
+                           std::to_string(std::size_t(1) << lg))
+                              .c_str(),
+                          bm_threads, op, t, std::size_t(1) << lg);
   for (std::size_t n : ns)
     RegisterBenchmark(("int_quant_scalar_path/round/tensor/" + std::to_string(n)).c_str(),
                       bm_int_quant, lowbit::rounding_mode::half_even, pattern::tensor, n, false);

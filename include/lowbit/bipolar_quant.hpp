@@ -19,6 +19,7 @@
 #include "detail/elementwise.hpp"
 #include "detail/simd.hpp"
 #include "error.hpp"
+#include "parallel.hpp"
 #include "view.hpp"
 
 namespace lowbit {
@@ -65,6 +66,8 @@ struct bipolar_quant {
   /// Run the SIMD body (true) or the scalar kernel only (false); the results
   /// are identical bit for bit.
   bool use_simd = true;
+  /// Threads for large calls (opt-in; bit-identical results): lowbit::execution.
+  execution exec{};
 
   static constexpr const char* name = "lowbit::bipolar_quant";
   /// BipolarQuant has no attributes (lowbit::set_attribute rejects every name).
@@ -95,7 +98,7 @@ struct bipolar_quant {
     detail::elementwise(plan, xs.d.data, params, yd.data,
                         [&](auto loaded, const detail::piece<T, 1>& pc) {
       detail::run_piece<decltype(loaded)::value>(detail::bipolar_quant_kernel<S>{}, pc, simd);
-    });
+    }, exec);
   }
 };
 

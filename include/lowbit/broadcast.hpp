@@ -132,25 +132,46 @@ loop_plan<N> make_plan(const shape& out, const std::array<const nd_geom*, N>& op
 }
 
 /**
- * Calls `f(offsets)` once per index of the plan's dimensions [0, rank),
- * row-major, where `offsets[k]` is operand k's element offset there. For
- * tiles: the caller lowers `rank` to leave the innermost dimensions out.
+ * Calls `f(offsets)` for the positions [first, last) of the row-major order
+ * of the plan's dimensions [0, rank), where `offsets[k]` is operand k's
+ * element offset there. For tiles: the caller lowers `rank` to leave the
+ * innermost dimensions out. (A part of a multi-threaded call is a range.)
  */
 template <std::size_t N, class F>
-void for_each_outer(const loop_plan<N>& p, F&& f) {
+void for_each_outer_range(const loop_plan<N>& p, std::size_t first, std::size_t last, F&& f) {
+  if (first >= last) return;
   std::array<std::ptrdiff_t, N> off{};
   std::array<std::size_t, max_rank> idx{};
-  for (;;) {
+  std::size_t rest = first;
+  for (std::size_t d = p.rank; d-- > 0;) {
+    idx[d] = rest % p.ext[d];
+    rest /= p.ext[d];
+    for (std::size_t k = 0; k < N; ++k) off[k] += p.str[k][d] * static_cast<std::ptrdiff_t>(idx[d]);
+  }
+  for (std::size_t pos = first;;) {
     f(off);
-    std::size_t d = p.rank;
-    for (; d-- > 0;) {
+    if (++pos == last) return;
+    for (std::size_t d = p.rank; d-- > 0;) {
       for (std::size_t k = 0; k < N; ++k) off[k] += p.str[k][d];
       if (++idx[d] < p.ext[d]) break;
       for (std::size_t k = 0; k < N; ++k) off[k] -= p.str[k][d] * static_cast<std::ptrdiff_t>(p.ext[d]);
       idx[d] = 0;
     }
-    if (d == static_cast<std::size_t>(-1)) return;
   }
+}
+
+/// The number of positions of the plan's dimensions [0, rank).
+template <std::size_t N>
+std::size_t outer_count(const loop_plan<N>& p) noexcept {
+  std::size_t n = 1;
+  for (std::size_t d = 0; d < p.rank; ++d) n *= p.ext[d];
+  return n;
+}
+
+/// for_each_outer_range over every position.
+template <std::size_t N, class F>
+void for_each_outer(const loop_plan<N>& p, F&& f) {
+  for_each_outer_range(p, 0, outer_count(p), f);
 }
 
 /**

@@ -26,6 +26,7 @@
 #include "detail/elementwise.hpp"
 #include "detail/simd.hpp"
 #include "error.hpp"
+#include "parallel.hpp"
 #include "rounding.hpp"
 #include "view.hpp"
 
@@ -363,6 +364,8 @@ struct float_quant {
   bool saturation = true;      ///< QONNX attribute `saturation`.
   /// Run the SIMD body (true) or the scalar kernel only (false). Identical results.
   bool use_simd = true;
+  /// Threads for large calls (opt-in; bit-identical results): lowbit::execution.
+  execution exec{};
 
   static constexpr const char* name = "lowbit::float_quant";
   /// The attributes by QONNX name (`has_inf` also by the spec's
@@ -597,7 +600,7 @@ struct float_quant {
             else
               detail::run_piece<Loaded>(detail::float_quant_ref_kernel<M, OV>{{}, thr, general}, pc, simd);
           }
-        });
+        }, exec);
       });
     });
   }

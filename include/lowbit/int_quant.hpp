@@ -22,6 +22,7 @@
 #include "detail/elementwise.hpp"
 #include "detail/simd.hpp"
 #include "error.hpp"
+#include "parallel.hpp"
 #include "rounding.hpp"
 #include "view.hpp"
 
@@ -227,6 +228,8 @@ struct int_quant {
   /// Run the SIMD body (true) or the scalar kernel only (false, a baseline
   /// for tests and benchmarks). The results are identical bit for bit.
   bool use_simd = true;
+  /// Threads for large calls (opt-in; bit-identical results): lowbit::execution.
+  execution exec{};
 
   static constexpr const char* name = "lowbit::int_quant";
   /// The attributes by QONNX name, for lowbit::set_attribute.
@@ -366,7 +369,7 @@ struct int_quant {
                            simd);
         else
           run_piece<Loaded>(detail::int_quant_kernel<S, M>{}, pc, simd);
-      });
+      }, exec);
     });
   }
 };

@@ -15,6 +15,7 @@
 #include "float_quant.hpp"
 #include "int_quant.hpp"
 #include "minifloat.hpp"
+#include "parallel.hpp"
 #include "rounding.hpp"
 #include "trunc.hpp"
 #include "view.hpp"

@@ -115,15 +115,17 @@ struct minifloat_quant {
   minifloat_format format = formats::fp8_e4m3fn;       ///< The target format.
   rounding_mode rounding = rounding_mode::half_even;   ///< How values between grid points round.
   bool use_simd = true;                                ///< As float_quant::use_simd.
+  execution exec{};                                    ///< As float_quant::exec (threads).
 
   /// The equivalent float_quant functor (the format's values then go in as arguments).
-  constexpr float_quant<S> op() const noexcept {
+  float_quant<S> op() const {
     return float_quant<S>{.rounding = rounding,
                           .has_inf = format.has_inf,
                           .has_nan = format.has_nan,
                           .has_subnormal = true,
                           .saturation = format.saturation,
-                          .use_simd = use_simd};
+                          .use_simd = use_simd,
+                          .exec = exec};
   }
 
   /// The broadcast shape of x and scale.

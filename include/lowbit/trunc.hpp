@@ -23,6 +23,7 @@
 #include "detail/elementwise.hpp"
 #include "detail/simd.hpp"
 #include "error.hpp"
+#include "parallel.hpp"
 #include "int_quant.hpp"
 #include "rounding.hpp"
 #include "view.hpp"
@@ -212,6 +213,8 @@ struct trunc {
   rounding_mode rounding = rounding_mode::floor;   ///< QONNX attribute `rounding_mode` (default FLOOR).
   /// Run the SIMD body (true) or the scalar kernel only (false).
   bool use_simd = true;
+  /// Threads for large calls (opt-in; bit-identical results): lowbit::execution.
+  execution exec{};
 
   static constexpr const char* name = "lowbit::trunc";
   /// The attributes by QONNX name, for lowbit::set_attribute.
@@ -317,7 +320,7 @@ struct trunc {
               pc, simd);
         else
           detail::run_piece<Loaded>(detail::trunc_kernel<S, M>{}, pc, simd);
-      });
+      }, exec);
     });
   }
 };
@@ -347,6 +350,8 @@ struct trunc_v1 {
   rounding_mode rounding = rounding_mode::floor;   ///< QONNX attribute `rounding_mode` (default FLOOR).
   /// Run the SIMD body (true) or the scalar kernel only (false).
   bool use_simd = true;
+  /// Threads for large calls (opt-in; bit-identical results): lowbit::execution.
+  execution exec{};
 
   static constexpr const char* name = "lowbit::trunc_v1";
   /// The attributes by QONNX name, for lowbit::set_attribute.
@@ -415,7 +420,7 @@ struct trunc_v1 {
       detail::elementwise(plan, xs.d.data, params, yd.data,
                           [&](auto loaded, const detail::piece<T, 3>& pc) {
         detail::run_piece<decltype(loaded)::value>(detail::trunc_v1_kernel<S, M>{}, pc, simd);
-      });
+      }, exec);
     });
   }
 };

@@ -26,6 +26,7 @@
 #include "../error.hpp"
 #include "../view.hpp"
 #include "simd.hpp"
+#include "thread_pool.hpp"
 
 namespace lowbit::detail {
 
@@ -347,10 +348,13 @@ void scatter_tile(T* base, const tile_access& a, std::size_t cols, std::size_t j
  * one parameter varies over a tile, the piece is loaded and the constant
  * ones are flagged (`piece::vary`). y may alias x when both have the same
  * geometry.
+ *
+ * With `exec` asking for threads, a large call is cut into contiguous parts
+ * of the row-major order, run at the same time (lowbit::execution).
  */
 template <std::size_t NP, class T, class Chunk>
 void elementwise(const loop_plan<NP + 2>& plan, const T* x, const std::array<const T*, NP>& params,
-                 T* y, Chunk&& chunk) {
+                 T* y, Chunk&& chunk, const execution& exec = {}) {
   constexpr std::size_t N = NP + 2;
   if (plan.count == 0) return;
   const std::size_t r = plan.rank;
@@ -378,60 +382,95 @@ void elementwise(const loop_plan<NP + 2>& plan, const T* x, const std::array<con
   loop_plan<N> outer = plan;
   outer.rank = r - (two_d ? 2 : 1);
 
-  auto run = [&](auto lc) {
-    alignas(64) T buf[N][chunk_elems];
-    auto do_tile = [&](const std::array<std::ptrdiff_t, N>& off) {
-      const T* xt = x + off[0];
-      T* yt = y + off[N - 1];
-      piece<T, NP> pc;
-      std::array<const T*, NP> pt;
+  const std::size_t n_tiles = outer_count(outer);
+
+  // Elements [jb, je) of the tile at offsets `off` (the whole tile, or a
+  // part: a multiple of `cols` in row mode, of chunk_elems otherwise).
+  auto do_tile = [&](auto lc, const std::array<std::ptrdiff_t, N>& off, std::size_t jb, std::size_t je,
+                     T (&buf)[N][chunk_elems]) {
+    const T* xt = x + off[0];
+    T* yt = y + off[N - 1];
+    piece<T, NP> pc;
+    std::array<const T*, NP> pt;
+    for (std::size_t I = 0; I < NP; ++I) {
+      pt[I] = params[I] + off[1 + I];
+      pc.p[I] = pt[I];
+      pc.s[I] = *pt[I];
+      pc.vary[I] = acc[1 + I].kind != tile_access::splat;
+    }
+    if (row_mode) {
+      const std::size_t r0 = jb / cols;
+      pc.x = xt + jb;
+      pc.y = yt + jb;
+      pc.n = je - jb;
+      pc.rows = (je - jb) / cols;
+      pc.cols = cols;
       for (std::size_t I = 0; I < NP; ++I) {
-        pt[I] = params[I] + off[1 + I];
-        pc.p[I] = pt[I];
-        pc.s[I] = *pt[I];
-        pc.vary[I] = acc[1 + I].kind != tile_access::splat;
+        pc.row_stride[I] = acc[1 + I].row_stride;
+        pc.p[I] = pt[I] + static_cast<std::ptrdiff_t>(r0) * pc.row_stride[I];
       }
-      if (row_mode) {
-        pc.x = xt;
-        pc.y = yt;
-        pc.n = tile;
-        pc.rows = rows;
-        pc.cols = cols;
-        for (std::size_t I = 0; I < NP; ++I) pc.row_stride[I] = acc[1 + I].row_stride;
-        chunk(lc, pc);
-        return;
+      chunk(lc, pc);
+      return;
+    }
+    if (direct) {
+      pc.x = xt + jb;
+      pc.y = yt + jb;
+      pc.n = je - jb;
+      for (std::size_t I = 0; I < NP; ++I)
+        if (pc.vary[I]) pc.p[I] = pt[I] + jb;  // contiguous over the tile
+      chunk(lc, pc);
+      return;
+    }
+    for (std::size_t j0 = jb; j0 < je; j0 += chunk_elems) {
+      const std::size_t m = std::min(chunk_elems, je - j0);
+      const T* xp = xt + j0;
+      if (acc[0].kind == tile_access::buffered) {
+        gather_tile(xt, acc[0], cols, j0, m, buf[0]);
+        xp = buf[0];
       }
-      if (direct) {
-        pc.x = xt;
-        pc.y = yt;
-        pc.n = tile;
-        chunk(lc, pc);
-        return;
-      }
-      for (std::size_t j0 = 0; j0 < tile; j0 += chunk_elems) {
-        const std::size_t m = std::min(chunk_elems, tile - j0);
-        const T* xp = xt + j0;
-        if (acc[0].kind == tile_access::buffered) {
-          gather_tile(xt, acc[0], cols, j0, m, buf[0]);
-          xp = buf[0];
+      for (std::size_t I = 0; I < NP; ++I) {
+        if (acc[1 + I].kind == tile_access::contiguous) {
+          pc.p[I] = pt[I] + j0;
+        } else if (acc[1 + I].kind == tile_access::buffered) {
+          gather_tile(pt[I], acc[1 + I], cols, j0, m, buf[1 + I]);
+          pc.p[I] = buf[1 + I];
         }
-        for (std::size_t I = 0; I < NP; ++I) {
-          if (acc[1 + I].kind == tile_access::contiguous) {
-            pc.p[I] = pt[I] + j0;
-          } else if (acc[1 + I].kind == tile_access::buffered) {
-            gather_tile(pt[I], acc[1 + I], cols, j0, m, buf[1 + I]);
-            pc.p[I] = buf[1 + I];
-          }
-        }
-        const bool scatter = acc[N - 1].kind == tile_access::buffered;
-        pc.x = xp;
-        pc.y = scatter ? buf[N - 1] : yt + j0;
-        pc.n = m;
-        chunk(lc, pc);
-        if (scatter) scatter_tile(yt, acc[N - 1], cols, j0, m, buf[N - 1]);
       }
+      const bool scatter = acc[N - 1].kind == tile_access::buffered;
+      pc.x = xp;
+      pc.y = scatter ? buf[N - 1] : yt + j0;
+      pc.n = m;
+      chunk(lc, pc);
+      if (scatter) scatter_tile(yt, acc[N - 1], cols, j0, m, buf[N - 1]);
+    }
+  };
+
+  // The elements [e0, e1) of the row-major order, tile after tile.
+  auto run_part = [&](auto lc, std::size_t e0, std::size_t e1) {
+    alignas(64) T buf[N][chunk_elems];
+    std::size_t t = e0 / tile;
+    for_each_outer_range(outer, t, (e1 + tile - 1) / tile, [&](const std::array<std::ptrdiff_t, N>& off) {
+      const std::size_t base = t * tile;
+      do_tile(lc, off, std::max(e0, base) - base, std::min(e1, base + tile) - base, buf);
+      ++t;
+    });
+  };
+
+  auto run = [&](auto lc) {
+    const std::size_t count = n_tiles * tile;
+    const std::size_t parts = parallel_parts(exec, count);
+    if (parts <= 1) return run_part(lc, 0, count);
+    // Part boundaries: inside a tile only at whole rows (row mode) or whole
+    // chunk_elems blocks (a multiple of every batch width and cache line),
+    // so every part runs the kernel exactly as a single thread would.
+    const std::size_t grain = row_mode ? cols : chunk_elems;
+    auto bound = [&](std::size_t i) {
+      if (i >= parts) return count;
+      const std::size_t e = count / parts * i + count % parts * i / parts;
+      const std::size_t base = e / tile * tile;
+      return base + (e - base) / grain * grain;
     };
-    for_each_outer(outer, do_tile);
+    parallel_run(exec, parts, [&](std::size_t i) { run_part(lc, bound(i), bound(i + 1)); });
   };
   if (loaded)
     run(std::true_type{});

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * @file parallel.hpp
+ * Opt-in multi-threading: lowbit::execution, the member `exec` of every
+ * operator, says how many threads may share one call, or hands the work to
+ * an executor of your own. Results are bit-identical to a single thread.
+ */
+#ifndef LOWBIT_PARALLEL_HPP
+#define LOWBIT_PARALLEL_HPP
+
+#include <cstddef>
+#include <functional>
+
+#include "config.hpp"
+
+namespace lowbit {
+
+/**
+ * How an operator call may split its work.
+ *
+ * With the defaults an operator runs on the calling thread only. With
+ * `threads` above 1 (or 0 for std::thread::hardware_concurrency()), a call
+ * on at least `2 * min_elements_per_thread` elements is cut into that many
+ * contiguous parts (each a whole number of 512-element blocks, or of rows in
+ * per-channel calls on short rows) which run at the same time: the calling
+ * thread takes one, lowbit's own pool of threads the others. Every element
+ * is computed by the same kernel as in a single-threaded call, so the result
+ * is the same, bit for bit.
+ *
+ * `executor`, when set, replaces lowbit's pool: it must call `task(i)` once
+ * for every i in [0, n), on any threads, and return when all have returned
+ * (for example a wrapper around a TBB task group, an OpenMP loop or your own
+ * pool). `threads` then gives the number of parts.
+ *
+ * lowbit's pool is created on first use and grows to the largest `threads`
+ * asked for. A call made while the pool is busy (from another thread, or
+ * from inside a task) runs on the calling thread alone.
+ *
+ * **Example**:
+ * ```
+ * lowbit::int_quant<> q{.rounding = lowbit::rounding_mode::half_even};
+ * q.exec.threads = 2;   // large tensors now use two threads
+ * q(x, 0.05f, 0.0f, 8.0f, y);
+ * ```
+ */
+struct execution {
+  /// Threads (parts) per call: 1 = the calling thread only (the default);
+  /// 0 = std::thread::hardware_concurrency().
+  unsigned threads = 1;
+  /// No part gets fewer elements than this: smaller calls use fewer parts,
+  /// and below twice this value a call never forks. The default is where
+  /// two threads start to pay on a 2-core AVX2/AVX-512 machine
+  /// (docs/performance.md, "Threads").
+  std::size_t min_elements_per_thread = std::size_t(1) << 15;
+  /// Runs task(i) for every i in [0, n) and returns when all are done;
+  /// empty = lowbit's own thread pool.
+  std::function<void(std::size_t n, const std::function<void(std::size_t)>& task)> executor;
+};
+
+}  // namespace lowbit
+
+#endif  // LOWBIT_PARALLEL_HPP
