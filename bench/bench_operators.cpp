@@ -17,6 +17,8 @@
 //                                        exec.threads = T (1 or 2) and no minimum part
 //                                        size, N = 2^13 .. 2^20 and 2^25: the threads'
 //                                        crossover and speed-up
+//   streaming/<on|off>/int_quant/round/tensor/<N>   streaming stores forced on or
+//                                        off (exec.stream_min_elements), N = 2^16 .. 2^25
 // Patterns (reference semantics, x ~ U(-8, 8), scales around 0.05):
 //   tensor   one scalar scale
 //   channel  x [64, N/64], scale [64, 1]
@@ -236,6 +238,14 @@ void bm_threads(benchmark::State& st, const std::string& op, unsigned threads, s
   }
 }
 
+// Streaming stores on (from 0 elements) or off, per-tensor ROUND IntQuant:
+// where they start to pay.
+void bm_streaming(benchmark::State& st, bool on, std::size_t n) {
+  lowbit::int_quant<> q{.rounding = lowbit::rounding_mode::half_even};
+  q.exec.stream_min_elements = on ? 0 : SIZE_MAX;
+  bm_pattern(st, pattern::tensor, n, [&](const auto& x, const auto& s, auto& y) { q(x, s, 0.0f, 8.0f, y); });
+}
+
 std::string lower(std::string_view s) {
   std::string r(s);
   for (char& c : r)
@@ -283,6 +293,12 @@ bool register_all() {
                            std::to_string(std::size_t(1) << lg))
                               .c_str(),
                           bm_threads, op, t, std::size_t(1) << lg);
+  for (const bool on : {false, true})
+    for (int lg : {16, 18, 19, 20, 21, 22, 23, 25})
+      RegisterBenchmark((std::string("streaming/") + (on ? "on" : "off") + "/int_quant/round/tensor/" +
+                         std::to_string(std::size_t(1) << lg))
+                            .c_str(),
+                        bm_streaming, on, std::size_t(1) << lg);
   for (std::size_t n : ns)
     RegisterBenchmark(("int_quant_scalar_path/round/tensor/" + std::to_string(n)).c_str(),
                       bm_int_quant, lowbit::rounding_mode::half_even, pattern::tensor, n, false);

@@ -49,7 +49,7 @@ void same_with_threads(Op op, std::size_t n, const lowbit::execution& exec, cons
 
 TEST_CASE("every operator gives the same bits with two threads, on every layout", "[parallel]") {
   const lowbit::execution exec = two_threads();
-  const std::vector<float> x = lowbit_test::mixed_values<float>(2 * 3 * 50 * 70 * 2 + 37, 5);
+  const std::vector<float> x = lowbit_test::mixed_values<float>(100003, 5);
   const std::vector<float> ch_scale{0.1f, 0.37f, 2.0f}, el_scale = [] {
     std::vector<float> s(100003);
     // Not periodic: a part that read another part's scales would differ.
@@ -178,4 +178,39 @@ TEST_CASE("lowbit's pool: concurrent and nested calls finish with the right bits
   require_same_bits(y1, want);
   require_same_bits(inner, want);
   CHECK(nested.load() == 1);
+}
+
+TEST_CASE("streaming stores give the same bits, at every alignment and tail", "[parallel][stream]") {
+  const std::vector<float> x = lowbit_test::mixed_values<float>(3000, 17);
+  const std::vector<double> xd = lowbit_test::mixed_values<double>(3000, 19);
+  for (std::size_t mis : {0, 1, 3, 5, 15}) {
+    for (std::size_t n : {0, 1, 17, 100, 1001, 2985}) {
+      INFO("misalignment " << mis << " n " << n);
+      lowbit::int_quant<> op{.rounding = rounding_mode::half_even};
+      std::vector<float> a(n + mis + 1, 7.0f), b = a;
+      op(std::span<const float>(x.data(), n), 0.05f, 0.0f, 8.0f, std::span<float>(a.data() + mis, n));
+      op.exec.stream_min_elements = 0;  // always stream
+      op(std::span<const float>(x.data(), n), 0.05f, 0.0f, 8.0f, std::span<float>(b.data() + mis, n));
+      require_same_bits(b, a);  // the elements outside [mis, mis + n) too
+      std::vector<double> ad(n + mis + 1, 7.0), bd = ad;
+      lowbit::int_quant<semantics::exact> opd{};
+      opd(std::span<const double>(xd.data(), n), 0.3, 1.0, 5.0, std::span<double>(ad.data() + mis, n));
+      opd.exec.stream_min_elements = 0;
+      opd(std::span<const double>(xd.data(), n), 0.3, 1.0, 5.0, std::span<double>(bd.data() + mis, n));
+      require_same_bits(bd, ad);
+      // With threads as well.
+      std::vector<float> c(n + mis + 1, 7.0f);
+      op.exec.threads = 2;
+      op.exec.min_elements_per_thread = 16;
+      op(std::span<const float>(x.data(), n), 0.05f, 0.0f, 8.0f, std::span<float>(c.data() + mis, n));
+      require_same_bits(c, a);
+    }
+  }
+  // In place (y overlaps x): no streaming, same bits.
+  std::vector<float> a(x), b(x);
+  lowbit::int_quant<> op{};
+  op(a, 0.05f, 0.0f, 8.0f, a);
+  op.exec.stream_min_elements = 0;
+  op(b, 0.05f, 0.0f, 8.0f, b);
+  require_same_bits(b, a);
 }

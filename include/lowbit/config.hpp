@@ -22,8 +22,11 @@
 
 #if defined(__GNUC__) || defined(__clang__)
 #define LOWBIT_ALWAYS_INLINE inline __attribute__((always_inline))
+/// After a lambda's parameter list: inline the lambda into its callers.
+#define LOWBIT_ALWAYS_INLINE_LAMBDA __attribute__((always_inline))
 #else
 #define LOWBIT_ALWAYS_INLINE inline
+#define LOWBIT_ALWAYS_INLINE_LAMBDA
 #endif
 
 namespace lowbit {

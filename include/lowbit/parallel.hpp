@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * @file parallel.hpp
- * Opt-in multi-threading: lowbit::execution, the member `exec` of every
- * operator, says how many threads may share one call, or hands the work to
- * an executor of your own. Results are bit-identical to a single thread.
+ * How a call executes: lowbit::execution, the member `exec` of every
+ * operator, says how many threads may share one call (opt-in), or hands the
+ * work to an executor of your own, and from what size outputs are written
+ * with streaming stores. Results are the same bits in every case.
  */
 #ifndef LOWBIT_PARALLEL_HPP
 #define LOWBIT_PARALLEL_HPP
@@ -52,6 +53,14 @@ struct execution {
   /// two threads start to pay on a 2-core AVX2/AVX-512 machine
   /// (docs/performance.md, "Threads").
   std::size_t min_elements_per_thread = std::size_t(1) << 15;
+  /// Outputs of at least this many elements that do not overlap x are
+  /// written with streaming (non-temporal) stores, which skip the caches:
+  /// faster once the data no longer fits in them, slower before. The
+  /// default, 2^22 elements (16 MiB of float32 y, 32 MiB with x), is past
+  /// the crossover measured on a 2-core AVX-512 machine (2 MiB L2) and at
+  /// the size of a Zen 3 L3 (docs/performance.md, "Streaming stores");
+  /// SIZE_MAX turns them off. Results are the same bits either way.
+  std::size_t stream_min_elements = std::size_t(1) << 22;
   /// Runs task(i) for every i in [0, n) and returns when all are done;
   /// empty = lowbit's own thread pool.
   std::function<void(std::size_t n, const std::function<void(std::size_t)>& task)> executor;

@@ -30,6 +30,36 @@ bool exact_reciprocal(T s) noexcept {
   return std::isfinite(r) && r != T(0);
 }
 
+/**
+ * Returns v unchanged, but hides how it was computed from the optimiser, so
+ * that a product is never contracted with a following addition into a
+ * fused multiply-add (-ffp-contract=fast, GCC's default outside ISO modes):
+ * x * 2^k rounds when the result is subnormal, and fma(x, 2^k, zp) would
+ * then differ from the two roundings the operators specify.
+ */
+template <class V>
+LOWBIT_ALWAYS_INLINE V no_contract(V v) noexcept {
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__))
+#if defined(__aarch64__)
+#define LOWBIT_DETAIL_VREG "+w"
+#else
+#define LOWBIT_DETAIL_VREG "+v"
+#endif
+  if constexpr (is_batch_v<V>) {
+    typename V::register_type r = v;
+    __asm__("" : LOWBIT_DETAIL_VREG(r));
+    return V(r);
+  } else {
+    __asm__("" : LOWBIT_DETAIL_VREG(v));
+    return v;
+  }
+#undef LOWBIT_DETAIL_VREG
+#else
+  volatile V keep = v;  // other targets: a store and a load
+  return keep;
+#endif
+}
+
 /// The division by the scale: `x / scale`, or with `Recip` the product by
 /// `inv`, which exact_reciprocal() has shown to be the same operation.
 template <bool Recip>
@@ -39,7 +69,7 @@ struct scale_divider {
   LOWBIT_ALWAYS_INLINE V divide(V x, V scale) const noexcept {
     if constexpr (Recip) {
       (void)scale;
-      return x * V(static_cast<lane_t<V>>(inv));
+      return no_contract(V(x * V(static_cast<lane_t<V>>(inv))));
     } else {
       return x / scale;
     }

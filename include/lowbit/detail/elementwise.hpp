@@ -18,6 +18,7 @@
 #include <limits>
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -195,6 +196,9 @@ struct piece {
   std::size_t n = 0;
   std::size_t rows = 0, cols = 0;
   std::array<std::ptrdiff_t, NP> row_stride{};
+  /// Write y with streaming (non-temporal) stores: a large output that
+  /// does not overlap x (lowbit::execution::stream_min_elements).
+  bool stream = false;
 };
 
 /**
@@ -235,29 +239,41 @@ LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& k, const piece<T, NP>& pc, boo
       }
       return;
     }
-    const std::array<const T*, NP> p = pc.p;
-    const std::array<bool, NP> v = pc.vary;
-    if (simd) {
-      const std::array<B, NP> sb{B(pc.s[I])...};
-      for (; i + L <= pc.n; i += L)
-        detail::store(y + i, k(load<B>(x + i), (v[I] ? load<B>(p[I] + i) : sb[I])...));
+  }
+  // The kernel at element i, scalar or batch; parameters loaded or splatted.
+  const std::array<const T*, NP> p = pc.p;
+  const std::array<bool, NP> v = pc.vary;
+  const std::array<T, NP> ss = pc.s;
+  auto at = [&](auto lanes, std::size_t i) LOWBIT_ALWAYS_INLINE_LAMBDA {
+    using V = typename decltype(lanes)::type;
+    const V xv = load<V>(x + i);
+    if constexpr (Loaded)
+      return k(xv, (v[I] ? load<V>(p[I] + i) : splat<V>(ss[I]))...);
+    else
+      return k(xv, splat<V>(ss[I])...);
+  };
+  using scalar_t = std::type_identity<T>;
+  using batch_t = std::type_identity<B>;
+  if (simd) {
+    // Streaming stores need y aligned to the batch: scalar steps up to it.
+    const bool stream = pc.stream && reinterpret_cast<std::uintptr_t>(y) % sizeof(T) == 0;
+    if (stream)
+      for (; i < pc.n && reinterpret_cast<std::uintptr_t>(y + i) % sizeof(B) != 0; ++i) {
+        no_vectorize(i);
+        y[i] = at(scalar_t{}, i);
+      }
+    for (; i + L <= pc.n; i += L) {
+      const B r = at(batch_t{}, i);
+      if (stream)
+        detail::store_stream(y + i, r);
+      else
+        detail::store(y + i, r);
     }
-    const std::array<T, NP> ss = pc.s;
-    for (; i < pc.n; ++i) {
-      no_vectorize(i);
-      y[i] = k(x[i], (v[I] ? p[I][i] : ss[I])...);
-    }
-  } else {
-    if (simd) {
-      // Splats built once, in registers (y stores cannot alias them).
-      const std::array<B, NP> sb{B(pc.s[I])...};
-      for (; i + L <= pc.n; i += L) detail::store(y + i, k(load<B>(x + i), sb[I]...));
-    }
-    const std::array<T, NP> ss = pc.s;
-    for (; i < pc.n; ++i) {
-      no_vectorize(i);
-      y[i] = k(x[i], ss[I]...);
-    }
+    if (stream) stream_fence();
+  }
+  for (; i < pc.n; ++i) {
+    no_vectorize(i);
+    y[i] = at(scalar_t{}, i);
   }
 }
 
@@ -334,6 +350,24 @@ void scatter_tile(T* base, const tile_access& a, std::size_t cols, std::size_t j
   }
 }
 
+/// Whether operands a (at pa) and b (at pb) of `plan` share any byte.
+template <std::size_t N, class T>
+bool overlaps(const loop_plan<N>& plan, std::size_t a, const T* pa, std::size_t b, const T* pb) noexcept {
+  auto range = [&](std::size_t k, const T* base) {
+    std::ptrdiff_t lo = 0, hi = 0;
+    for (std::size_t d = 0; d < plan.rank; ++d) {
+      const std::ptrdiff_t span = static_cast<std::ptrdiff_t>(plan.ext[d] - 1) * plan.str[k][d];
+      (span < 0 ? lo : hi) += span;
+    }
+    const auto u = reinterpret_cast<std::uintptr_t>(base);
+    return std::pair<std::uintptr_t, std::uintptr_t>{u + static_cast<std::uintptr_t>(lo * std::ptrdiff_t(sizeof(T))),
+                                                     u + static_cast<std::uintptr_t>((hi + 1) * std::ptrdiff_t(sizeof(T)))};
+  };
+  const auto [alo, ahi] = range(a, pa);
+  const auto [blo, bhi] = range(b, pb);
+  return alo < bhi && blo < ahi;
+}
+
 /**
  * Walks `plan` (operands: 0 = x, 1..NP = parameters, NP+1 = y) and hands
  * `chunk` contiguous pieces: `chunk(std::bool_constant<Loaded>{}, const
@@ -383,6 +417,8 @@ void elementwise(const loop_plan<NP + 2>& plan, const T* x, const std::array<con
   outer.rank = r - (two_d ? 2 : 1);
 
   const std::size_t n_tiles = outer_count(outer);
+  // Streaming stores for a large y that does not overlap x.
+  const bool stream = plan.count >= exec.stream_min_elements && !overlaps(plan, 0, x, N - 1, y);
 
   // Elements [jb, je) of the tile at offsets `off` (the whole tile, or a
   // part: a multiple of `cols` in row mode, of chunk_elems otherwise).
@@ -416,6 +452,7 @@ void elementwise(const loop_plan<NP + 2>& plan, const T* x, const std::array<con
       pc.x = xt + jb;
       pc.y = yt + jb;
       pc.n = je - jb;
+      pc.stream = stream;
       for (std::size_t I = 0; I < NP; ++I)
         if (pc.vary[I]) pc.p[I] = pt[I] + jb;  // contiguous over the tile
       chunk(lc, pc);

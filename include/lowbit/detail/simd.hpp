@@ -22,6 +22,10 @@
 
 #include "xsimd_compat.hpp"
 
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
 namespace lowbit::detail {
 
 // ---- lane type traits --------------------------------------------------
@@ -59,6 +63,41 @@ LOWBIT_ALWAYS_INLINE void store(T* p, T v) noexcept {
 template <class T, class A>
 LOWBIT_ALWAYS_INLINE void store(T* p, const xsimd::batch<T, A>& v) noexcept {
   v.store_unaligned(p);
+}
+
+/**
+ * A non-temporal (streaming) store of a whole batch to `p`, which must be
+ * aligned to the batch's size: the data goes to memory without being read
+ * into the caches first. x86 (SSE2, AVX, AVX-512) only; elsewhere an
+ * aligned store. Call stream_fence() after the last one.
+ */
+template <class T, class A>
+LOWBIT_ALWAYS_INLINE void store_stream(T* p, const xsimd::batch<T, A>& v) noexcept {
+  // Chosen by register size (comparing vector types trips -Wignored-attributes).
+  using R = typename xsimd::batch<T, A>::register_type;
+  [[maybe_unused]] const R r = v;
+  [[maybe_unused]] constexpr bool f = std::is_same_v<T, float>;
+  [[maybe_unused]] constexpr bool d = std::is_same_v<T, double>;
+#if defined(__AVX512F__)
+  if constexpr (sizeof(R) == 64 && f) return _mm512_stream_ps(p, r);
+  if constexpr (sizeof(R) == 64 && d) return _mm512_stream_pd(p, r);
+#endif
+#if defined(__AVX__)
+  if constexpr (sizeof(R) == 32 && f) return _mm256_stream_ps(p, r);
+  if constexpr (sizeof(R) == 32 && d) return _mm256_stream_pd(p, r);
+#endif
+#if defined(__SSE2__)
+  if constexpr (sizeof(R) == 16 && f) return _mm_stream_ps(p, r);
+  if constexpr (sizeof(R) == 16 && d) return _mm_stream_pd(p, r);
+#endif
+  v.store_aligned(p);
+}
+
+/// Orders the streaming stores before any later store (x86 sfence).
+LOWBIT_ALWAYS_INLINE void stream_fence() noexcept {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
 }
 
 template <class V>
