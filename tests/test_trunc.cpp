@@ -124,6 +124,50 @@ TEST_CASE("trunc: the trunc scale 2^round(log2(out_scale / scale)) (QUIRKS 10)",
   CHECK(std::isnan(tscale<S::reference>(-1.0f, 2.0f)));
 }
 
+TEST_CASE("trunc: the fast trunc scale equals QONNX's formula 2^round(fl(log2 r))", "[trunc]") {
+  // QONNX's formula evaluated directly (float32 log2 correctly rounded via
+  // long double; double log2 from libm), against trunc_scale's fast path,
+  // on ratios around every 2^(k + 1/2) (where the formula's rounding
+  // decides), powers of two, subnormals, the extremes and random values.
+  auto formula_f = [](float r) {
+    const float k = std::nearbyint(static_cast<float>(std::log2(static_cast<long double>(r))));
+    return std::ldexp(1.0f, static_cast<int>(k));
+  };
+  auto formula_d = [](double r) { return std::ldexp(1.0, static_cast<int>(std::nearbyint(std::log2(r)))); };
+  std::vector<float> rs{1.0f, 2.0f, 0.5f, 0x1p-149f, 0x1p-127f, 0x1.fffffep127f, 3.0f, 0.7f};
+  for (int k = -149; k <= 127; ++k) {
+    const float c = static_cast<float>(std::ldexp(1.4142135623730950488L, k));
+    float lo = c, hi = c;
+    for (int step = 0; step < 40; ++step) {
+      rs.push_back(lo);
+      rs.push_back(hi);
+      lo = std::nextafter(lo, 0.0f);
+      hi = std::nextafter(hi, inf);
+    }
+    rs.push_back(static_cast<float>(std::ldexp(1.4142135623730950488L * (1 + 0x1p-12L), k)));
+    rs.push_back(static_cast<float>(std::ldexp(1.4142135623730950488L * (1 - 0x1p-12L), k)));
+    rs.push_back(std::ldexp(1.3f, k));
+    rs.push_back(std::ldexp(1.9999999f, k));
+  }
+  std::uint32_t state = 12345;
+  for (int i = 0; i < 20000; ++i) {
+    state = state * 1664525u + 1013904223u;
+    const float r = lowbit_test::f32((state >> 1) & 0x7f7fffffu);  // finite, >= 0
+    if (r > 0) rs.push_back(r);
+  }
+  for (float r : rs) {
+    float t = -1.0f;
+    REQUIRE(lowbit::detail::trunc_scale<semantics::reference>(1.0f, r, t));
+    INFO("r = " << show(r));
+    CHECK(bits(t) == bits(formula_f(r)));
+    double td = -1.0;
+    const double rd = static_cast<double>(r) * 0x1p-500;
+    REQUIRE(lowbit::detail::trunc_scale<semantics::reference>(1.0, rd, td));
+    INFO("rd = " << rd);
+    CHECK(td == formula_d(rd));
+  }
+}
+
 TEST_CASE("trunc: clamp to out_bitwidth, no bipolar special case", "[trunc]") {
   using S = semantics;
   const auto re = rounding_mode::half_even;

@@ -9,8 +9,10 @@
 #define LOWBIT_TRUNC_HPP
 
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <tuple>
@@ -50,6 +52,30 @@ template <semantics S, class T>
 bool trunc_scale(T scale, T out_scale, T& t) noexcept {
   const T r = out_scale / scale;
   if constexpr (S == semantics::reference) {
+    // Fast path: with r = m 2^e, m in [1, 2), round(log2 r) is e, or e + 1
+    // when m > sqrt 2, as long as m is not within 2^-12 of sqrt 2, where
+    // log2 m is within about 2^-12 of 1/2, far more than the error of any
+    // log2 rounded to T for |log2 r| < 2^11. Only near sqrt 2 does the
+    // rounding of log2 decide (QONNX's formula below, ~50x slower: a
+    // per-element ratio made Trunc 100x slower than IntQuant).
+    // Read from the bits for normal r (no libm call: a per-element ratio
+    // computes this once per element).
+    using U = std::conditional_t<std::is_same_v<T, float>, std::uint32_t, std::uint64_t>;
+    constexpr int mbits = std::numeric_limits<T>::digits - 1;
+    constexpr int bias = std::numeric_limits<T>::max_exponent - 1;
+    constexpr U top = U(2 * bias + 1);  // all-ones exponent field
+    const U u = std::bit_cast<U>(r);
+    const U be = u >> mbits;  // r >= +0: no sign bit
+    if (r > T(0) && be >= 1 && be < top) {
+      const T m = std::bit_cast<T>((u & ((U(1) << mbits) - 1)) | (U(bias) << mbits));  // [1, 2)
+      const T sqrt2 = T(1.4142135623730950488L);
+      if (std::fabs(m - sqrt2) > T(0x1p-12)) {
+        const int k = static_cast<int>(be) - bias + (m > sqrt2 ? 1 : 0);
+        // 2^k for the normal range from bits; 2^128 / 2^1024 is inf.
+        t = k <= bias ? std::bit_cast<T>(U(k + bias) << mbits) : std::numeric_limits<T>::infinity();
+        return true;
+      }
+    }
     T l;
     if constexpr (std::is_same_v<T, float>)
       l = static_cast<float>(std::log2(static_cast<long double>(r)));
