@@ -49,10 +49,10 @@ struct execution {
   /// 0 = std::thread::hardware_concurrency().
   unsigned threads = 1;
   /// No part gets fewer elements than this: smaller calls use fewer parts,
-  /// and below twice this value a call never forks. The default is where
-  /// two threads start to pay on a 2-core AVX2/AVX-512 machine
-  /// (docs/performance.md, "Threads").
-  std::size_t min_elements_per_thread = std::size_t(1) << 15;
+  /// and below twice this value (2^17 by default) a call never forks. The
+  /// default is where two threads start to pay for IntQuant and FloatQuant
+  /// on a 2-core AVX-512 machine (docs/performance.md, "Threads").
+  std::size_t min_elements_per_thread = std::size_t(1) << 16;
   /// Outputs of at least this many elements that do not overlap x are
   /// written with streaming (non-temporal) stores, which skip the caches:
   /// faster once the data no longer fits in them, slower before. The
