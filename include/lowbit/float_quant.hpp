@@ -174,8 +174,8 @@ enum class fq_overflow { saturate, infinity, nan };
  * normal floats built from bits, and x / 2^e is x * 2^-e (the same real
  * number, rounded once). The general path handles everything else.
  */
-template <rounding_mode M, fq_overflow OV, bool Recip = false>
-struct float_quant_ref_kernel : scale_divider<Recip> {
+template <rounding_mode M, fq_overflow OV>
+struct float_quant_ref_kernel : scale_divider {
   const std::int32_t* thr = nullptr;
   bool general = true;  ///< m or emin vary over the piece, or leave the fast range
 
@@ -233,9 +233,9 @@ struct float_quant_ref_kernel : scale_divider<Recip> {
  */
 /// `Magic` selects the magic-number technique for ROUND (the default there);
 /// false keeps the bit technique, for the technique benchmark.
-/// `Recip`: the power-of-two scale fast path (scale_divider).
-template <rounding_mode M, fq_overflow OV, bool Magic = M == rounding_mode::half_even, bool Recip = false>
-struct float_quant_exact_kernel : scale_divider<Recip> {
+/// The divider (a base) is the power-of-two scale fast path (scale_divider).
+template <rounding_mode M, fq_overflow OV, bool Magic = M == rounding_mode::half_even>
+struct float_quant_exact_kernel : scale_divider {
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V X, V scale, V mant, V emin, V maxv) const noexcept {
     using I = fq_int_t<V>;
@@ -579,14 +579,9 @@ struct float_quant {
           constexpr bool Loaded = decltype(loaded)::value;
           // Power-of-two fast path (see int_quant): a constant scale whose
           // reciprocal is exact; the scalar path keeps dividing.
-          const bool recip = !Loaded && simd && detail::exact_reciprocal(pc.s[0]);
-          const double inv = recip ? 1.0 / static_cast<double>(pc.s[0]) : 0.0;
+          const auto div = detail::scale_divider::for_scale(pc.s[0], simd && !pc.vary[0]);
           if constexpr (exact) {
-            if (recip)
-              detail::run_piece<false>(detail::float_quant_exact_kernel<M, OV, M == rounding_mode::half_even, true>{{inv}},
-                                       pc, simd);
-            else
-              detail::run_piece<Loaded>(detail::float_quant_exact_kernel<M, OV>{}, pc, simd);
+            detail::run_piece<Loaded>(detail::float_quant_exact_kernel<M, OV>{div}, pc, simd);
           } else {
             // The reference kernel's fast path needs constant m >= 1 and
             // emin in [-126, 126] over the piece. The scalar path
@@ -594,11 +589,7 @@ struct float_quant {
             // SIMD-vs-scalar tests compare the two.
             const bool general = !simd || pc.vary[1] || pc.vary[2] || !(pc.s[1] >= 1.0f) ||
                                  !(pc.s[2] >= -126.0f && pc.s[2] <= 126.0f);
-            if (recip)
-              detail::run_piece<false>(detail::float_quant_ref_kernel<M, OV, true>{{inv}, thr, general}, pc,
-                                       simd);
-            else
-              detail::run_piece<Loaded>(detail::float_quant_ref_kernel<M, OV>{{}, thr, general}, pc, simd);
+            detail::run_piece<Loaded>(detail::float_quant_ref_kernel<M, OV>{div, thr, general}, pc, simd);
           }
         }, exec);
       });

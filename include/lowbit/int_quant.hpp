@@ -109,8 +109,8 @@ LOWBIT_ALWAYS_INLINE V scaled_input(V x, V scale, V zp) noexcept {
 }
 
 /// The same with the divider of a kernel (division or exact reciprocal).
-template <bool Recip, class V>
-LOWBIT_ALWAYS_INLINE V scaled_input(const scale_divider<Recip>& d, V x, V scale, V zp) noexcept {
+template <class V>
+LOWBIT_ALWAYS_INLINE V scaled_input(const scale_divider& d, V x, V scale, V zp) noexcept {
   V y = d.divide(x, scale);
   y = y + zp;
   return y;
@@ -124,10 +124,10 @@ LOWBIT_ALWAYS_INLINE V dequantize(V q, V scale, V zp) noexcept {
   return d;
 }
 
-/// `Recip`: the scale is a power of two with an exact reciprocal (the
-/// power-of-two fast path, scale_divider).
-template <semantics S, rounding_mode M, bool Recip = false>
-struct int_quant_kernel : scale_divider<Recip> {
+/// The divider (a base) multiplies when the scale is a power of two with an
+/// exact reciprocal (the power-of-two fast path, scale_divider).
+template <semantics S, rounding_mode M>
+struct int_quant_kernel : scale_divider {
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V lo, V hi, V /*bipolar*/) const noexcept {
     const V y = scaled_input(*this, x, scale, zp);
@@ -361,14 +361,13 @@ struct int_quant {
           run_piece<Loaded>(detail::int_quant_bipolar_kernel<S>{}, pc, simd);
         else if (bits_vary && any_bipolar)
           run_piece<Loaded>(detail::int_quant_mixed_kernel<S, M>{}, pc, simd);
-        else if (!Loaded && simd && detail::exact_reciprocal(pc.s[0]))
+        else
           // A constant power-of-two scale: multiply by its exact reciprocal
           // (the same result on every input; the scalar path keeps dividing,
           // so the SIMD-vs-scalar tests check this path too).
-          run_piece<false>(detail::int_quant_kernel<S, M, true>{{1.0 / static_cast<double>(pc.s[0])}}, pc,
-                           simd);
-        else
-          run_piece<Loaded>(detail::int_quant_kernel<S, M>{}, pc, simd);
+          run_piece<Loaded>(
+              detail::int_quant_kernel<S, M>{detail::scale_divider::for_scale(pc.s[0], simd && !pc.vary[0])}, pc,
+              simd);
       }, exec);
     });
   }

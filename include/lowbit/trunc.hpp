@@ -104,16 +104,16 @@ bool trunc_scale(T scale, T out_scale, T& t) noexcept {
 
 /// Trunc v2: y = rint(x/scale + zp); y = y / t; q = R(clamp(y));
 /// Y = (q - zp/t) * out_scale. Every step one rounding, never fused.
-/// `Recip`: scale and t are powers of two with exact reciprocals (`inv`,
-/// `t_inv`), so both divisions are products (scale_divider).
-template <semantics S, rounding_mode M, bool Recip = false>
-struct trunc_kernel : scale_divider<Recip> {
-  double t_inv = 0;
+/// The divider (a base) and `t_div` multiply when scale and t are powers of
+/// two with exact reciprocals (scale_divider).
+template <semantics S, rounding_mode M>
+struct trunc_kernel : scale_divider {
+  scale_divider t_div;
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V t, V out_scale, V lo, V hi) const noexcept {
     V y = scaled_input(*this, x, scale, zp);
     y = detail::rint(y);
-    y = scale_divider<Recip>{t_inv}.divide(y, t);
+    y = t_div.divide(y, t);
     // Compare-and-replace in both semantics: QONNX's Trunc uses np.where
     // (y > max, y < min), so -0 passes an unsigned clamp as -0 (unlike
     // IntQuant's np.clip).
@@ -336,16 +336,13 @@ struct trunc {
       constexpr rounding_mode M = decltype(mc)::value;
       detail::elementwise(plan, xs.d.data, params, yd.data,
                           [&](auto loaded, const detail::piece<T, 6>& pc) {
-        constexpr bool Loaded = decltype(loaded)::value;
-        // Power-of-two fast path (see int_quant): constant scale and t
-        // whose reciprocals are exact; the scalar path keeps dividing.
-        if (!Loaded && simd && detail::exact_reciprocal(pc.s[0]) && detail::exact_reciprocal(pc.s[2]))
-          detail::run_piece<false>(
-              detail::trunc_kernel<S, M, true>{{1.0 / static_cast<double>(pc.s[0])},
-                                               1.0 / static_cast<double>(pc.s[2])},
-              pc, simd);
-        else
-          detail::run_piece<Loaded>(detail::trunc_kernel<S, M>{}, pc, simd);
+        // Power-of-two fast path (see int_quant): a constant scale or t
+        // with an exact reciprocal; the scalar path keeps dividing.
+        using D = detail::scale_divider;
+        detail::run_piece<decltype(loaded)::value>(
+            detail::trunc_kernel<S, M>{D::for_scale(pc.s[0], simd && !pc.vary[0]),
+                                       D::for_scale(pc.s[2], simd && !pc.vary[2])},
+            pc, simd);
       }, exec);
     });
   }

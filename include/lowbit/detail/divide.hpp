@@ -60,19 +60,24 @@ LOWBIT_ALWAYS_INLINE V no_contract(V v) noexcept {
 #endif
 }
 
-/// The division by the scale: `x / scale`, or with `Recip` the product by
-/// `inv`, which exact_reciprocal() has shown to be the same operation.
-template <bool Recip>
+/// The division by the scale: `x / scale`, or, when `recip` is set, the
+/// product by `inv`, which exact_reciprocal() has shown to be the same
+/// operation. A run-time flag (a branch per batch, always predicted) rather
+/// than a template parameter, so that no kernel is compiled twice for it.
 struct scale_divider {
-  double inv = 0;  ///< 1 / scale, a power of two (exact in float and double).
+  double inv = 0;      ///< 1 / scale, a power of two (exact in float and double).
+  bool recip = false;  ///< multiply by inv instead of dividing
   template <class V>
   LOWBIT_ALWAYS_INLINE V divide(V x, V scale) const noexcept {
-    if constexpr (Recip) {
-      (void)scale;
-      return no_contract(V(x * V(static_cast<lane_t<V>>(inv))));
-    } else {
-      return x / scale;
-    }
+    if (recip) return no_contract(V(x * V(static_cast<lane_t<V>>(inv))));
+    return x / scale;
+  }
+  /// The divider of a piece whose scale is the constant `s`: the product
+  /// when `allowed` (the SIMD path) and s has an exact reciprocal.
+  template <class T>
+  static scale_divider for_scale(T s, bool allowed) noexcept {
+    if (!allowed || !exact_reciprocal(s)) return {};
+    return {1.0 / static_cast<double>(s), true};
   }
 };
 

@@ -254,14 +254,21 @@ LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& k, const piece<T, NP>& pc, boo
   };
   using scalar_t = std::type_identity<T>;
   using batch_t = std::type_identity<B>;
-  if (simd) {
-    // Streaming stores need y aligned to the batch: scalar steps up to it.
-    const bool stream = pc.stream && reinterpret_cast<std::uintptr_t>(y) % sizeof(T) == 0;
-    if (stream)
-      for (; i < pc.n && reinterpret_cast<std::uintptr_t>(y + i) % sizeof(B) != 0; ++i) {
-        no_vectorize(i);
-        y[i] = at(scalar_t{}, i);
-      }
+  // Streaming stores need y aligned to the batch: scalar steps up to it.
+  const auto addr = reinterpret_cast<std::uintptr_t>(y);
+  const bool stream = simd && pc.stream && addr % sizeof(T) == 0;
+  const std::size_t peel =
+      stream ? std::min(pc.n, (sizeof(B) - addr % sizeof(B)) % sizeof(B) / sizeof(T)) : std::size_t(0);
+  // One scalar loop (compiled once) serves the peel, the tail and the
+  // scalar path; the SIMD body runs between its two phases.
+  std::size_t stop = simd ? peel : pc.n;
+  for (bool body_done = !simd;;) {
+    for (; i < stop; ++i) {
+      no_vectorize(i);
+      y[i] = at(scalar_t{}, i);
+    }
+    if (body_done) break;
+    body_done = true;
     for (; i + L <= pc.n; i += L) {
       const B r = at(batch_t{}, i);
       if (stream)
@@ -270,10 +277,7 @@ LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& k, const piece<T, NP>& pc, boo
         detail::store(y + i, r);
     }
     if (stream) stream_fence();
-  }
-  for (; i < pc.n; ++i) {
-    no_vectorize(i);
-    y[i] = at(scalar_t{}, i);
+    stop = pc.n;
   }
 }
 
