@@ -14,10 +14,11 @@
 #include <tuple>
 #include <type_traits>
 
+#include "config.hpp"
 #include "error.hpp"
 #include "rounding.hpp"
 
-namespace lowbit {
+LOWBIT_BEGIN_NAMESPACE
 
 namespace detail {
 
@@ -135,6 +136,6 @@ void set_attribute(Op& op, std::string_view name, I value) {
   detail::set_attribute_impl(op, name, static_cast<long long>(value));
 }
 
-}  // namespace lowbit
+LOWBIT_END_NAMESPACE  // namespace lowbit
 
 #endif  // LOWBIT_ATTRIBUTES_HPP

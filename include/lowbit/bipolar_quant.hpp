@@ -22,7 +22,7 @@
 #include "parallel.hpp"
 #include "view.hpp"
 
-namespace lowbit {
+LOWBIT_BEGIN_NAMESPACE
 
 namespace detail {
 
@@ -102,6 +102,6 @@ struct bipolar_quant {
   }
 };
 
-}  // namespace lowbit
+LOWBIT_END_NAMESPACE  // namespace lowbit
 
 #endif  // LOWBIT_BIPOLAR_QUANT_HPP

@@ -17,7 +17,7 @@
 #include "error.hpp"
 #include "view.hpp"
 
-namespace lowbit {
+LOWBIT_BEGIN_NAMESPACE
 
 /**
  * The numpy broadcast of several shapes: shapes are aligned on their last
@@ -189,6 +189,6 @@ void for_each_run(const loop_plan<N>& p, F&& f) {
 }
 
 }  // namespace detail
-}  // namespace lowbit
+LOWBIT_END_NAMESPACE  // namespace lowbit
 
 #endif  // LOWBIT_BROADCAST_HPP

@@ -20,6 +20,36 @@
 #define LOWBIT_MAX_RANK 8
 #endif
 
+/**
+ * \def LOWBIT_BEGIN_NAMESPACE
+ * Opens `namespace lowbit`; `LOWBIT_END_NAMESPACE` closes it, and
+ * `LOWBIT_BEGIN_DETAIL_NAMESPACE` / `LOWBIT_END_DETAIL_NAMESPACE` do the
+ * same for `lowbit::detail`. Every lowbit header uses them.
+ *
+ * When `LOWBIT_ARCH_NAMESPACE` is defined (only in the per-architecture
+ * translation units of runtime dispatch, `lowbit_add_dispatch`), everything
+ * goes into the inline namespace `lowbit::LOWBIT_ARCH_NAMESPACE`, so that
+ * the inline functions compiled there with `-mavx2` and the like have
+ * mangled names of their own and can never stand in for the ones the rest
+ * of the program compiled for baseline x86-64 (see docs/dispatch.md).
+ * Otherwise it is plain `namespace lowbit`, with the usual mangled names.
+ */
+#ifdef LOWBIT_ARCH_NAMESPACE
+#define LOWBIT_BEGIN_NAMESPACE \
+  namespace lowbit {           \
+  inline namespace LOWBIT_ARCH_NAMESPACE {
+#define LOWBIT_END_NAMESPACE \
+  }                          \
+  }
+#else
+#define LOWBIT_BEGIN_NAMESPACE namespace lowbit {
+#define LOWBIT_END_NAMESPACE }
+#endif
+#define LOWBIT_BEGIN_DETAIL_NAMESPACE LOWBIT_BEGIN_NAMESPACE namespace detail {
+#define LOWBIT_END_DETAIL_NAMESPACE \
+  }                                 \
+  LOWBIT_END_NAMESPACE
+
 #if defined(__GNUC__) || defined(__clang__)
 #define LOWBIT_ALWAYS_INLINE inline __attribute__((always_inline))
 /// After a lambda's parameter list: inline the lambda into its callers.
@@ -29,7 +59,7 @@
 #define LOWBIT_ALWAYS_INLINE_LAMBDA
 #endif
 
-namespace lowbit {
+LOWBIT_BEGIN_NAMESPACE
 
 /// Highest supported rank, as a constant.
 inline constexpr std::size_t max_rank = LOWBIT_MAX_RANK;
@@ -52,6 +82,6 @@ constexpr const char* to_string(semantics s) noexcept {
   return s == semantics::exact ? "exact" : "reference";
 }
 
-}  // namespace lowbit
+LOWBIT_END_NAMESPACE  // namespace lowbit
 
 #endif  // LOWBIT_CONFIG_HPP

@@ -9,7 +9,9 @@
 #include <stdexcept>
 #include <string>
 
-namespace lowbit {
+#include "config.hpp"
+
+LOWBIT_BEGIN_NAMESPACE
 
 /**
  * Thrown for every kind of bad input: shapes that do not broadcast, an
@@ -31,6 +33,6 @@ class error : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-}  // namespace lowbit
+LOWBIT_END_NAMESPACE  // namespace lowbit
 
 #endif  // LOWBIT_ERROR_HPP

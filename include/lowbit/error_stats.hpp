@@ -14,11 +14,12 @@
 #include <string>
 #include <type_traits>
 
+#include "config.hpp"
 #include "detail/elementwise.hpp"
 #include "error.hpp"
 #include "view.hpp"
 
-namespace lowbit {
+LOWBIT_BEGIN_NAMESPACE
 
 /// Statistics of the error `e = y - x` over the elements where both are finite.
 struct error_stats_result {
@@ -106,6 +107,6 @@ error_stats_result error_stats(const X& x, const Y& y, double range_lo = -std::n
   return r;
 }
 
-}  // namespace lowbit
+LOWBIT_END_NAMESPACE  // namespace lowbit
 
 #endif  // LOWBIT_ERROR_STATS_HPP

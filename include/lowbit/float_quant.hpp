@@ -30,7 +30,7 @@
 #include "rounding.hpp"
 #include "view.hpp"
 
-namespace lowbit {
+LOWBIT_BEGIN_NAMESPACE
 
 namespace detail {
 
@@ -597,6 +597,6 @@ struct float_quant {
   }
 };
 
-}  // namespace lowbit
+LOWBIT_END_NAMESPACE  // namespace lowbit
 
 #endif  // LOWBIT_FLOAT_QUANT_HPP

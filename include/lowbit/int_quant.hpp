@@ -26,7 +26,7 @@
 #include "rounding.hpp"
 #include "view.hpp"
 
-namespace lowbit {
+LOWBIT_BEGIN_NAMESPACE
 
 namespace detail {
 
@@ -377,6 +377,6 @@ struct int_quant {
 template <semantics S = semantics::reference>
 using quant = int_quant<S>;
 
-}  // namespace lowbit
+LOWBIT_END_NAMESPACE  // namespace lowbit
 
 #endif  // LOWBIT_INT_QUANT_HPP

@@ -18,7 +18,7 @@
 #include "rounding.hpp"
 #include "view.hpp"
 
-namespace lowbit {
+LOWBIT_BEGIN_NAMESPACE
 
 namespace detail {
 /// 2^e for |e| < 1024 as a constant expression (exact in double).
@@ -143,6 +143,6 @@ struct minifloat_quant {
   }
 };
 
-}  // namespace lowbit
+LOWBIT_END_NAMESPACE  // namespace lowbit
 
 #endif  // LOWBIT_MINIFLOAT_HPP

@@ -16,7 +16,7 @@
 #include "detail/simd.hpp"
 #include "error.hpp"
 
-namespace lowbit {
+LOWBIT_BEGIN_NAMESPACE
 
 /**
  * The rounding modes of the QONNX IntQuant, Trunc and FloatQuant operators.
@@ -212,6 +212,6 @@ T round_integral(T y, rounding_mode mode) {
   });
 }
 
-}  // namespace lowbit
+LOWBIT_END_NAMESPACE  // namespace lowbit
 
 #endif  // LOWBIT_ROUNDING_HPP

@@ -30,7 +30,7 @@
 #include "rounding.hpp"
 #include "view.hpp"
 
-namespace lowbit {
+LOWBIT_BEGIN_NAMESPACE
 
 namespace detail {
 
@@ -448,6 +448,6 @@ struct trunc_v1 {
   }
 };
 
-}  // namespace lowbit
+LOWBIT_END_NAMESPACE  // namespace lowbit
 
 #endif  // LOWBIT_TRUNC_HPP

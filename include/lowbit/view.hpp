@@ -21,7 +21,7 @@
 #include "config.hpp"
 #include "error.hpp"
 
-namespace lowbit {
+LOWBIT_BEGIN_NAMESPACE
 
 /**
  * The extents of a tensor: rank 0 to lowbit::max_rank, row-major.
@@ -274,6 +274,6 @@ auto to_nd(V&& v) {
 }
 
 }  // namespace detail
-}  // namespace lowbit
+LOWBIT_END_NAMESPACE  // namespace lowbit
 
 #endif  // LOWBIT_VIEW_HPP

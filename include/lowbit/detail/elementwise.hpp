@@ -24,12 +24,13 @@
 #include <utility>
 
 #include "../broadcast.hpp"
+#include "../config.hpp"
 #include "../error.hpp"
 #include "../view.hpp"
 #include "simd.hpp"
 #include "thread_pool.hpp"
 
-namespace lowbit::detail {
+LOWBIT_BEGIN_DETAIL_NAMESPACE
 
 // ---- tensor arguments ------------------------------------------------------
 
@@ -519,6 +520,6 @@ void elementwise(const loop_plan<NP + 2>& plan, const T* x, const std::array<con
     run(std::false_type{});
 }
 
-}  // namespace lowbit::detail
+LOWBIT_END_DETAIL_NAMESPACE  // namespace lowbit::detail
 
 #endif  // LOWBIT_DETAIL_ELEMENTWISE_HPP

@@ -20,13 +20,14 @@
 #include <limits>
 #include <type_traits>
 
+#include "../config.hpp"
 #include "xsimd_compat.hpp"
 
 #if defined(__SSE2__)
 #include <immintrin.h>
 #endif
 
-namespace lowbit::detail {
+LOWBIT_BEGIN_DETAIL_NAMESPACE
 
 // ---- lane type traits --------------------------------------------------
 
@@ -242,6 +243,6 @@ LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> trunc(const xsimd::batch<T, A>& x) noexc
     return xsimd::copysign(detail::floor(xsimd::abs(x)), x);
 }
 
-}  // namespace lowbit::detail
+LOWBIT_END_DETAIL_NAMESPACE  // namespace lowbit::detail
 
 #endif  // LOWBIT_DETAIL_SIMD_HPP

@@ -20,7 +20,7 @@
 #error "lowbit needs xsimd 8.1 or newer"
 #endif
 
-namespace lowbit::detail {
+LOWBIT_BEGIN_DETAIL_NAMESPACE
 
 /// The architecture lowbit's kernels use: xsimd's best for the build flags.
 using default_arch = xsimd::default_arch;
@@ -61,6 +61,6 @@ LOWBIT_ALWAYS_INLINE xsimd::batch<U, A> bit_cast_batch(const xsimd::batch<T, A>&
 #endif
 }
 
-}  // namespace lowbit::detail
+LOWBIT_END_DETAIL_NAMESPACE  // namespace lowbit::detail
 
 #endif  // LOWBIT_DETAIL_XSIMD_COMPAT_HPP
