@@ -14,7 +14,7 @@
 
 #include "config.hpp"
 
-namespace lowbit {
+LOWBIT_BEGIN_NAMESPACE
 
 /**
  * How an operator call may split its work.
@@ -66,6 +66,6 @@ struct execution {
   std::function<void(std::size_t n, const std::function<void(std::size_t)>& task)> executor;
 };
 
-}  // namespace lowbit
+LOWBIT_END_NAMESPACE  // namespace lowbit
 
 #endif  // LOWBIT_PARALLEL_HPP

@@ -12,7 +12,7 @@
 #include "../config.hpp"
 #include "simd.hpp"
 
-namespace lowbit::detail {
+LOWBIT_BEGIN_DETAIL_NAMESPACE
 
 /**
  * Whether `x / s == x * (1 / s)` for every x, NaN and infinities included:
@@ -81,6 +81,6 @@ struct scale_divider {
   }
 };
 
-}  // namespace lowbit::detail
+LOWBIT_END_DETAIL_NAMESPACE  // namespace lowbit::detail
 
 #endif  // LOWBIT_DETAIL_DIVIDE_HPP

@@ -16,9 +16,10 @@
 #include <thread>
 #include <vector>
 
+#include "../config.hpp"
 #include "../parallel.hpp"
 
-namespace lowbit::detail {
+LOWBIT_BEGIN_DETAIL_NAMESPACE
 
 class thread_pool {
  public:
@@ -124,6 +125,6 @@ inline void parallel_run(const execution& exec, std::size_t n, const std::functi
     thread_pool::instance().run(n, task);
 }
 
-}  // namespace lowbit::detail
+LOWBIT_END_DETAIL_NAMESPACE  // namespace lowbit::detail
 
 #endif  // LOWBIT_DETAIL_THREAD_POOL_HPP
