@@ -50,6 +50,20 @@ TEST_CASE("strided_view: row-major default, explicit strides, const conversion",
   REQUIRE_THROWS_AS(lowbit::strided_view<float>(buf.data(), {3, 4}, {1}), lowbit::error);
 }
 
+TEST_CASE("strided_view: strides known at run time", "[view]") {
+  std::array<float, 16> buf{};
+  const std::vector<std::ptrdiff_t> st{8, -2};
+  lowbit::strided_view<float> v(buf.data() + 6, {2, 4}, st);
+  CHECK(v.rank() == 2);
+  CHECK(v.stride(0) == 8);
+  CHECK(v.stride(1) == -2);
+  const std::array<std::ptrdiff_t, 0> none{};
+  CHECK(lowbit::strided_view<float>(buf.data(), {}, none).rank() == 0);
+  const std::vector<std::ptrdiff_t> one{1};
+  REQUIRE_THROWS_WITH(lowbit::strided_view<float>(buf.data(), {3, 4}, one),
+                      lowbit_test::contains_substring("1 strides given for a view of shape [3, 4]; expected 2"));
+}
+
 TEST_CASE("tensor arguments: spans, vectors, views, scalars", "[view]") {
   STATIC_REQUIRE(lowbit::tensor_arg<float>);
   STATIC_REQUIRE(lowbit::tensor_arg<int>);

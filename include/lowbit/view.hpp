@@ -15,6 +15,7 @@
 #include <iterator>
 #include <limits>
 #include <ranges>
+#include <span>
 #include <string>
 #include <type_traits>
 
@@ -135,6 +136,20 @@ class strided_view {
   /// Explicit strides, one per dimension, in elements.
   /// @throws lowbit::error if the number of strides differs from the rank.
   strided_view(T* data, const shape& extents, std::initializer_list<std::ptrdiff_t> strides)
+      : strided_view(data, extents, std::span<const std::ptrdiff_t>(strides.begin(), strides.size())) {}
+
+  /**
+   * Strides known only at run time (from a DLPack tensor, numpy's buffer
+   * protocol, ...), one per dimension, in elements.
+   * @throws lowbit::error if the number of strides differs from the rank.
+   *
+   * **Example**:
+   * ```
+   * std::vector<std::ptrdiff_t> st{8, 2};
+   * lowbit::strided_view<float> v(buf.data(), {2, 4}, st);
+   * ```
+   */
+  strided_view(T* data, const shape& extents, std::span<const std::ptrdiff_t> strides)
       : data_(data), extents_(extents) {
     if (strides.size() != extents_.rank())
       throw error("lowbit::strided_view: " + std::to_string(strides.size()) +
