@@ -5,17 +5,18 @@
 
 include_guard(GLOBAL)
 
-# lowbit_private_flags(<target> [SANITIZE])
+# lowbit_private_flags(<target> [SANITIZE] [BASELINE])
 #
 # Gives <target> the project's build flags:
 #   * warnings -Wall -Wextra -Wpedantic (plus -Werror with LOWBIT_WERROR),
 #   * -ffp-contract=off, so that a*b+c is never fused behind the tests' back,
 #   * -march=${LOWBIT_TEST_ARCH} when that cache variable is not empty
-#     (empty = the compiler's baseline, SSE2 on x86-64),
+#     (empty = the compiler's baseline, SSE2 on x86-64) and BASELINE is not
+#     given (BASELINE: always the baseline, for runtime dispatch),
 #   * with SANITIZE: -fsanitize=${LOWBIT_SANITIZE} on compile and link, when
 #     LOWBIT_SANITIZE is not empty.
 function(lowbit_private_flags target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "SANITIZE" "" "")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "SANITIZE;BASELINE" "" "")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "lowbit_private_flags: unknown arguments ${arg_UNPARSED_ARGUMENTS}")
   endif()
@@ -32,7 +33,7 @@ function(lowbit_private_flags target)
   if(LOWBIT_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
-  if(NOT LOWBIT_TEST_ARCH STREQUAL "")
+  if(NOT LOWBIT_TEST_ARCH STREQUAL "" AND NOT arg_BASELINE)
     target_compile_options(${target} PRIVATE "-march=${LOWBIT_TEST_ARCH}")
     if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
       # GCC 12's AVX-512 intrinsics (_mm512_undefined_ps() & co. in

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * @file detail/dispatch_abi.hpp
+ * The interface between the code that calls lowbit::dispatch::run() (built
+ * for the program's baseline) and the kernels built once per architecture
+ * by lowbit_add_dispatch: plain descriptors, one attribute record, and a
+ * table of function pointers per architecture.
+ *
+ * Everything here is in `lowbit::dispatch::abi`, a namespace that
+ * LOWBIT_ARCH_NAMESPACE never wraps, so both sides name the same types. It
+ * holds types and templates over the operator type only: no function that
+ * an architecture's translation unit could compile under the same mangled
+ * name as the baseline (docs/dispatch.md, "ODR").
+ */
+#ifndef LOWBIT_DETAIL_DISPATCH_ABI_HPP
+#define LOWBIT_DETAIL_DISPATCH_ABI_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <tuple>
+
+/**
+ * The architectures runtime dispatch knows, lowest first (the order in which
+ * the best one is chosen): `X(name, xsimd arch, CPU test)`. The xsimd arch
+ * is the one xsimd picks under the flags lowbit_add_dispatch gives `name`
+ * (cmake/lowbit_dispatch.cmake holds the flags); the CPU test is made of
+ * `LOWBIT_DISPATCH_CPU("feature")` terms, GCC's and clang's
+ * `__builtin_cpu_supports` names, which also check that the OS saves the
+ * AVX and AVX-512 registers.
+ */
+#define LOWBIT_DISPATCH_ARCHS(X)                                                              \
+  X(sse2, xsimd::sse2, LOWBIT_DISPATCH_CPU("sse2"))                                           \
+  X(sse4_1, xsimd::sse4_1, LOWBIT_DISPATCH_CPU("sse4.1"))                                     \
+  X(sse4_2, xsimd::sse4_2, LOWBIT_DISPATCH_CPU("sse4.2") && LOWBIT_DISPATCH_CPU("popcnt"))    \
+  X(avx, xsimd::avx, LOWBIT_DISPATCH_CPU("avx"))                                              \
+  X(avx2, xsimd::fma3<xsimd::avx2>, LOWBIT_DISPATCH_CPU("avx2") && LOWBIT_DISPATCH_CPU("fma")) \
+  X(avx512f, xsimd::avx512f, LOWBIT_DISPATCH_CPU("avx512f"))                                  \
+  X(avx512bw, xsimd::avx512bw,                                                                \
+    LOWBIT_DISPATCH_CPU("avx512f") && LOWBIT_DISPATCH_CPU("avx512cd") &&                      \
+        LOWBIT_DISPATCH_CPU("avx512dq") && LOWBIT_DISPATCH_CPU("avx512bw") &&                 \
+        LOWBIT_DISPATCH_CPU("avx512vl"))
+
+namespace lowbit::dispatch::abi {
+
+/// Changes whenever a type or a signature below changes; a table built
+/// against another version is refused.
+inline constexpr std::uint32_t version = 2;
+
+/// A tensor: `rank` extents and strides (in elements), read where they lie.
+template <class T>
+struct tensor {
+  T* data;
+  std::size_t rank;
+  const std::size_t* extents;
+  const std::ptrdiff_t* strides;
+};
+
+/// Every attribute of every operator; an operator reads the ones it has.
+/// `rounding` is a lowbit::rounding_mode's value, unchecked (the operator
+/// checks it, as it does when called directly).
+struct attributes {
+  std::int32_t rounding;
+  bool is_signed;
+  bool narrow;
+  bool has_inf;
+  bool has_nan;
+  bool has_subnormal;
+  bool saturation;
+  bool use_simd;
+  // lowbit::execution (the `exec` member), field by field: the struct
+  // itself is lowbit's, so an architecture's namespace renames it. The
+  // executor is a std::function, the same type on both sides; null = none.
+  std::uint64_t threads;
+  std::uint64_t min_elements_per_thread;
+  std::uint64_t stream_min_elements;
+  const std::function<void(std::size_t, const std::function<void(std::size_t)>&)>* executor;
+};
+
+/// Where an architecture's kernel reports the message of a lowbit::error.
+struct error_sink {
+  void* context;
+  void (*report)(void* context, const char* message);
+};
+
+/// The operators, as indices into a table.
+enum class op_id : unsigned { int_quant, trunc, trunc_v1, bipolar_quant, float_quant };
+inline constexpr std::size_t op_count = 5;
+
+/// What a table entry of an operator takes: `inputs` tensors (x and the
+/// parameters), and double tensors too when `has_double`.
+struct op_signature {
+  std::size_t inputs;
+  bool has_double;
+};
+
+/// The signature of every operator, indexed by op_id.
+inline constexpr op_signature signatures[op_count] = {
+    {4, true},   // int_quant: x, scale, zeropt, bitwidth
+    {6, true},   // trunc: x, scale, zeropt, in_bitwidth, out_scale, out_bitwidth
+    {5, true},   // trunc_v1: x, scale, zeropt, in_bitwidth, out_bitwidth
+    {2, true},   // bipolar_quant: x, scale
+    {6, false},  // float_quant: x, scale, exponent_bitwidth, mantissa_bitwidth, exponent_bias, max_val
+};
+
+/// The signature of operator `id`.
+template <op_id Id>
+inline constexpr op_signature signature_of = signatures[static_cast<std::size_t>(Id)];
+
+/**
+ * One operator in one semantics: runs `op(inputs[0], ..., inputs[n-1], y)`
+ * (x, then the parameters in the operator's order). Returns 0, or 1 after
+ * reporting the message of the lowbit::error the operator threw to `errors`
+ * (y is then unwritten). Other exceptions (std::bad_alloc) propagate.
+ */
+template <class T>
+using entry = int (*)(const attributes& attrs, const tensor<const T>* inputs, const tensor<T>& y,
+                      const error_sink& errors);
+
+/// The kernels of one architecture, indexed [op_id][semantics]
+/// (0 = reference, 1 = exact); null where the operator has no such type.
+struct table {
+  std::uint32_t abi_version;
+  const char* arch;
+  entry<float> f32[op_count][2];
+  entry<double> f64[op_count][2];
+};
+
+/// Whether every attribute `Op::attributes()` lists has a field above
+/// (a new attribute must be added to `attributes`, to_abi and from_abi).
+template <class Op>
+constexpr bool covers_attributes() {
+  constexpr std::string_view known[] = {"rounding_mode", "signed",        "narrow",    "has_inf",
+                                        "has_nan",       "has_subnormal", "saturation"};
+  return std::apply(
+      [&](const auto&... a) {
+        auto one = [&](std::string_view n) {
+          for (std::string_view k : known)
+            if (k == n) return true;
+          return false;
+        };
+        (void)one;  // unused for an operator without attributes (bipolar_quant)
+        return (one(a.name) && ...);
+      },
+      Op::attributes());
+}
+
+/// An operator functor's attributes as a record.
+template <class Op>
+attributes to_abi(const Op& op) noexcept {
+  static_assert(covers_attributes<Op>(), "lowbit::dispatch: an attribute has no field in abi::attributes");
+  attributes a{};
+  if constexpr (requires { op.rounding; }) a.rounding = static_cast<std::int32_t>(op.rounding);
+  if constexpr (requires { op.is_signed; }) a.is_signed = op.is_signed;
+  if constexpr (requires { op.narrow; }) a.narrow = op.narrow;
+  if constexpr (requires { op.has_inf; }) a.has_inf = op.has_inf;
+  if constexpr (requires { op.has_nan; }) a.has_nan = op.has_nan;
+  if constexpr (requires { op.has_subnormal; }) a.has_subnormal = op.has_subnormal;
+  if constexpr (requires { op.saturation; }) a.saturation = op.saturation;
+  a.use_simd = op.use_simd;
+  a.threads = op.exec.threads;
+  a.min_elements_per_thread = op.exec.min_elements_per_thread;
+  a.stream_min_elements = op.exec.stream_min_elements;
+  a.executor = op.exec.executor ? &op.exec.executor : nullptr;
+  return a;
+}
+
+/// The functor `Op` with the attributes of a record (the inverse of to_abi).
+template <class Op>
+Op from_abi(const attributes& a) {
+  Op op{};
+  if constexpr (requires { op.rounding; }) op.rounding = static_cast<decltype(op.rounding)>(a.rounding);
+  if constexpr (requires { op.is_signed; }) op.is_signed = a.is_signed;
+  if constexpr (requires { op.narrow; }) op.narrow = a.narrow;
+  if constexpr (requires { op.has_inf; }) op.has_inf = a.has_inf;
+  if constexpr (requires { op.has_nan; }) op.has_nan = a.has_nan;
+  if constexpr (requires { op.has_subnormal; }) op.has_subnormal = a.has_subnormal;
+  if constexpr (requires { op.saturation; }) op.saturation = a.saturation;
+  op.use_simd = a.use_simd;
+  op.exec.threads = static_cast<decltype(op.exec.threads)>(a.threads);
+  op.exec.min_elements_per_thread = static_cast<std::size_t>(a.min_elements_per_thread);
+  op.exec.stream_min_elements = static_cast<std::size_t>(a.stream_min_elements);
+  if (a.executor != nullptr) op.exec.executor = *a.executor;
+  return op;
+}
+
+}  // namespace lowbit::dispatch::abi
+
+#endif  // LOWBIT_DETAIL_DISPATCH_ABI_HPP
