@@ -1,9 +1,11 @@
 # Packaging test, run by ctest as
 #   cmake -DBUILD_DIR=... -DWORK_DIR=... -DGENERATOR=... -DCXX=... -DBUILD_TYPE=...
-#         -DPREFIX_PATH=... -DXSIMD_DIR=... -P lowbit_package_test.cmake
+#         -DPREFIX_PATH=... -DXSIMD_DIR=... [-DDISPATCH=ON] -P lowbit_package_test.cmake
 # Installs the build tree to WORK_DIR/stage, writes a consumer project that
 # does find_package(lowbit CONFIG REQUIRED) and includes every public header,
-# then configures, builds and runs it.
+# then configures, builds and runs it. With DISPATCH, a second consumer uses
+# the installed lowbit_add_dispatch (ARCHS sse2 avx2, built at -O0 to keep
+# the test short) and checks dispatch::run() against the operator.
 cmake_minimum_required(VERSION 3.21)
 
 foreach(var BUILD_DIR WORK_DIR GENERATOR CXX)
@@ -68,3 +70,57 @@ list(GET exe 0 exe)
 execute_process(COMMAND "${exe}" COMMAND_ERROR_IS_FATAL ANY)
 list(LENGTH headers n)
 message(STATUS "lowbit_package_test: installed package found, ${n} public headers compiled, consumer ran")
+
+if(NOT DISPATCH)
+  return()
+endif()
+set(dsrc "${WORK_DIR}/consumer-dispatch")
+set(dbin "${WORK_DIR}/consumer-dispatch-build")
+file(REMOVE_RECURSE "${dsrc}" "${dbin}")
+file(WRITE "${dsrc}/main.cpp" [=[
+#include <lowbit/dispatch.hpp>
+#include <lowbit/int_quant.hpp>
+
+#include <bit>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+int main() {
+  const std::vector<float> x{0.3f, -1.7f, 2.5f, 100.0f, -0.25f, 7.75f, 1e-40f, -3.5f, 0.74f};
+  std::vector<float> got(x.size()), want(x.size());
+  const lowbit::int_quant<> q;
+  lowbit::dispatch::run(q, x, 0.5f, 0.0f, 4.0f, got);
+  q(x, 0.5f, 0.0f, 4.0f, want);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (std::bit_cast<std::uint32_t>(got[i]) != std::bit_cast<std::uint32_t>(want[i])) {
+      std::printf("consumer-dispatch: element %zu differs: %a vs %a\n", i, got[i], want[i]);
+      return 1;
+    }
+  std::printf("consumer-dispatch: lowbit::dispatch::run on %s matches the operator\n",
+              std::string(lowbit::dispatch::active()).c_str());
+  return 0;
+}
+]=])
+file(WRITE "${dsrc}/CMakeLists.txt" [=[
+cmake_minimum_required(VERSION 3.21)
+project(lowbit_consumer_dispatch LANGUAGES CXX)
+find_package(lowbit 0.1 CONFIG REQUIRED)
+if(NOT COMMAND lowbit_add_dispatch OR NOT EXISTS "${lowbit_DIR}/lowbit_dispatch_check.cmake")
+  message(FATAL_ERROR "the lowbit package does not provide lowbit_add_dispatch and lowbit_dispatch_check.cmake")
+endif()
+add_executable(consumer-dispatch main.cpp)
+target_link_libraries(consumer-dispatch PRIVATE lowbit::lowbit)
+lowbit_add_dispatch(consumer-dispatch ARCHS avx2 sse2)
+]=])
+string(REGEX REPLACE "set\\(CMAKE_BUILD_TYPE [^\n]*\n" "" dinit "${init}")
+string(APPEND dinit "set(CMAKE_BUILD_TYPE Debug CACHE STRING \"\")\n")
+string(APPEND dinit "set(CMAKE_CXX_FLAGS_DEBUG -O0 CACHE STRING \"\")\n")
+file(WRITE "${WORK_DIR}/init-dispatch.cmake" "${dinit}")
+execute_process(COMMAND "${CMAKE_COMMAND}" -G "${GENERATOR}" -S "${dsrc}" -B "${dbin}"
+  -C "${WORK_DIR}/init-dispatch.cmake" COMMAND_ERROR_IS_FATAL ANY)
+execute_process(COMMAND "${CMAKE_COMMAND}" --build "${dbin}" --config Debug COMMAND_ERROR_IS_FATAL ANY)
+file(GLOB_RECURSE dexe "${dbin}/consumer-dispatch" "${dbin}/*/consumer-dispatch")
+list(GET dexe 0 dexe)
+execute_process(COMMAND "${dexe}" COMMAND_ERROR_IS_FATAL ANY)
