@@ -7,7 +7,9 @@
 
 For every benchmark named .../<N> it prints items per ns and the ratios to
 baseline/stream/<N> (the memory ceiling) and baseline/scalar_int_quant/<N>
-(the non-vectorised scalar IntQuant) at the same N. With repetitions, the
+(the non-vectorised scalar IntQuant) at the same N, and, for
+lowbit-bench-dispatch's dispatch/<rest> benchmarks, the ratio to
+native/<rest> (the same call built with -march=native) in column /native. With repetitions, the
 median aggregate is used when present, else the best (highest) run. Only
 Python's standard library is needed.
 """
@@ -66,13 +68,17 @@ def main(argv):
         n = m.group(2)
         stream = rates.get(f"baseline/stream/{n}")
         scalar = rates.get(f"baseline/scalar_int_quant/{n}")
-        rows.append((int(n), m.group(1), v, stream and v / stream, scalar and v / scalar))
+        native = rates.get("native/" + name[len("dispatch/"):]) if name.startswith("dispatch/") else None
+        rows.append((int(n), m.group(1), v, stream and v / stream, scalar and v / scalar,
+                     native and v / native))
     rows.sort()
     width = max([len(r[1]) for r in rows] + [9])
-    print(f"{'benchmark':<{width}} {'N':>9} {'el/ns':>7} {'/stream':>8} {'/scalar':>8}")
+    show_native = any(r[5] for r in rows)
+    print(f"{'benchmark':<{width}} {'N':>9} {'el/ns':>7} {'/stream':>8} {'/scalar':>8}"
+          + (f" {'/native':>8}" if show_native else ""))
     fmt = lambda x: f"{x:8.2f}" if x else f"{'-':>8}"
-    for n, op, v, rs, rc in rows:
-        print(f"{op:<{width}} {n:>9} {v:7.3f} {fmt(rs)} {fmt(rc)}")
+    for n, op, v, rs, rc, rn in rows:
+        print(f"{op:<{width}} {n:>9} {v:7.3f} {fmt(rs)} {fmt(rc)}" + (f" {fmt(rn)}" if show_native else ""))
     return 0
 
 
