@@ -260,6 +260,15 @@ LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& k, const piece<T, NP>& pc, boo
   const bool stream = simd && pc.stream && addr % sizeof(T) == 0;
   const std::size_t peel =
       stream ? std::min(pc.n, (sizeof(B) - addr % sizeof(B)) % sizeof(B) / sizeof(T)) : std::size_t(0);
+#if defined(LOWBIT_DETAIL_SCALAR_MAY_VECTORIZE)
+  // Tests only: a plain loop for the scalar path, which the compiler can
+  // vectorise (it does not vectorise the shared loop below, nested in two
+  // phases), so that the exhaustive sweeps' scalar side runs at SIMD speed.
+  if (!simd) {
+    for (; i < pc.n; ++i) y[i] = at(scalar_t{}, i);
+    return;
+  }
+#endif
   // One scalar loop (compiled once) serves the peel, the tail and the
   // scalar path; the SIMD body runs between its two phases.
   std::size_t stop = simd ? peel : pc.n;
