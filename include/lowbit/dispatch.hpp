@@ -42,26 +42,13 @@ const dispatch::abi::table& dispatch_active_table() noexcept;
 /// Which table row an operator functor uses (none for other types).
 template <class Op>
 struct dispatch_op {};
-template <semantics S>
-struct dispatch_op<::lowbit::int_quant<S>> {
-  static constexpr dispatch::abi::op_id id = dispatch::abi::op_id::int_quant;
-};
-template <semantics S>
-struct dispatch_op<::lowbit::trunc<S>> {
-  static constexpr dispatch::abi::op_id id = dispatch::abi::op_id::trunc;
-};
-template <semantics S>
-struct dispatch_op<::lowbit::trunc_v1<S>> {
-  static constexpr dispatch::abi::op_id id = dispatch::abi::op_id::trunc_v1;
-};
-template <semantics S>
-struct dispatch_op<::lowbit::bipolar_quant<S>> {
-  static constexpr dispatch::abi::op_id id = dispatch::abi::op_id::bipolar_quant;
-};
-template <semantics S>
-struct dispatch_op<::lowbit::float_quant<S>> {
-  static constexpr dispatch::abi::op_id id = dispatch::abi::op_id::float_quant;
-};
+#define LOWBIT_DETAIL_DISPATCH_OP(name)                                  \
+  template <semantics S>                                                \
+  struct dispatch_op<::lowbit::name<S>> {                               \
+    static constexpr dispatch::abi::op_id id = dispatch::abi::op_id::name; \
+  };
+LOWBIT_DISPATCH_OPS(LOWBIT_DETAIL_DISPATCH_OP)
+#undef LOWBIT_DETAIL_DISPATCH_OP
 
 /// The operators lowbit::dispatch::run() takes as they are (minifloat_quant
 /// goes through float_quant).

@@ -57,6 +57,12 @@ struct tensor {
   const std::ptrdiff_t* strides;
 };
 
+/// The boolean attributes below, `X(member, QONNX name)`: to_abi, from_abi
+/// and covers_attributes go through this one list.
+#define LOWBIT_DETAIL_DISPATCH_FLAGS(X)                                                      \
+  X(is_signed, "signed") X(narrow, "narrow") X(has_inf, "has_inf") X(has_nan, "has_nan") \
+  X(has_subnormal, "has_subnormal") X(saturation, "saturation")
+
 /// Every attribute of every operator; an operator reads the ones it has.
 /// `rounding` is a lowbit::rounding_mode's value, unchecked (the operator
 /// checks it, as it does when called directly).
@@ -84,9 +90,17 @@ struct error_sink {
   void (*report)(void* context, const char* message);
 };
 
+/// The operators runtime dispatch knows, each the name of a lowbit
+/// functor template over `semantics`, in table order: `X(name)`.
+#define LOWBIT_DISPATCH_OPS(X) X(int_quant) X(trunc) X(trunc_v1) X(bipolar_quant) X(float_quant)
+
 /// The operators, as indices into a table.
-enum class op_id : unsigned { int_quant, trunc, trunc_v1, bipolar_quant, float_quant };
-inline constexpr std::size_t op_count = 5;
+#define LOWBIT_DETAIL_DISPATCH_ENUM(name) name,
+enum class op_id : unsigned { LOWBIT_DISPATCH_OPS(LOWBIT_DETAIL_DISPATCH_ENUM) };
+#undef LOWBIT_DETAIL_DISPATCH_ENUM
+#define LOWBIT_DETAIL_DISPATCH_ONE(name) +1
+inline constexpr std::size_t op_count = 0 LOWBIT_DISPATCH_OPS(LOWBIT_DETAIL_DISPATCH_ONE);
+#undef LOWBIT_DETAIL_DISPATCH_ONE
 
 /// What a table entry of an operator takes: `inputs` tensors (x and the
 /// parameters), and double tensors too when `has_double`.
@@ -131,8 +145,9 @@ struct table {
 /// (a new attribute must be added to `attributes`, to_abi and from_abi).
 template <class Op>
 constexpr bool covers_attributes() {
-  constexpr std::string_view known[] = {"rounding_mode", "signed",        "narrow",    "has_inf",
-                                        "has_nan",       "has_subnormal", "saturation"};
+#define LOWBIT_DETAIL_DISPATCH_NAME(member, name) , std::string_view(name)
+  constexpr std::string_view known[] = {"rounding_mode" LOWBIT_DETAIL_DISPATCH_FLAGS(LOWBIT_DETAIL_DISPATCH_NAME)};
+#undef LOWBIT_DETAIL_DISPATCH_NAME
   return std::apply(
       [&](const auto&... a) {
         auto one = [&](std::string_view n) {
@@ -152,12 +167,10 @@ attributes to_abi(const Op& op) noexcept {
   static_assert(covers_attributes<Op>(), "lowbit::dispatch: an attribute has no field in abi::attributes");
   attributes a{};
   if constexpr (requires { op.rounding; }) a.rounding = static_cast<std::int32_t>(op.rounding);
-  if constexpr (requires { op.is_signed; }) a.is_signed = op.is_signed;
-  if constexpr (requires { op.narrow; }) a.narrow = op.narrow;
-  if constexpr (requires { op.has_inf; }) a.has_inf = op.has_inf;
-  if constexpr (requires { op.has_nan; }) a.has_nan = op.has_nan;
-  if constexpr (requires { op.has_subnormal; }) a.has_subnormal = op.has_subnormal;
-  if constexpr (requires { op.saturation; }) a.saturation = op.saturation;
+#define LOWBIT_DETAIL_DISPATCH_TO(member, name) \
+  if constexpr (requires { op.member; }) a.member = op.member;
+  LOWBIT_DETAIL_DISPATCH_FLAGS(LOWBIT_DETAIL_DISPATCH_TO)
+#undef LOWBIT_DETAIL_DISPATCH_TO
   a.use_simd = op.use_simd;
   a.threads = op.exec.threads;
   a.min_elements_per_thread = op.exec.min_elements_per_thread;
@@ -171,12 +184,10 @@ template <class Op>
 Op from_abi(const attributes& a) {
   Op op{};
   if constexpr (requires { op.rounding; }) op.rounding = static_cast<decltype(op.rounding)>(a.rounding);
-  if constexpr (requires { op.is_signed; }) op.is_signed = a.is_signed;
-  if constexpr (requires { op.narrow; }) op.narrow = a.narrow;
-  if constexpr (requires { op.has_inf; }) op.has_inf = a.has_inf;
-  if constexpr (requires { op.has_nan; }) op.has_nan = a.has_nan;
-  if constexpr (requires { op.has_subnormal; }) op.has_subnormal = a.has_subnormal;
-  if constexpr (requires { op.saturation; }) op.saturation = a.saturation;
+#define LOWBIT_DETAIL_DISPATCH_FROM(member, name) \
+  if constexpr (requires { op.member; }) op.member = a.member;
+  LOWBIT_DETAIL_DISPATCH_FLAGS(LOWBIT_DETAIL_DISPATCH_FROM)
+#undef LOWBIT_DETAIL_DISPATCH_FROM
   op.use_simd = a.use_simd;
   op.exec.threads = static_cast<decltype(op.exec.threads)>(a.threads);
   op.exec.min_elements_per_thread = static_cast<std::size_t>(a.min_elements_per_thread);

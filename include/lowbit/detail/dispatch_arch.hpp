@@ -110,11 +110,9 @@ constexpr abi::table make_table() {
   abi::table t{};
   t.abi_version = abi::version;
   t.arch = LOWBIT_DETAIL_DISPATCH_STR(LOWBIT_DISPATCH_ARCH);
-  fill<::lowbit::int_quant, abi::op_id::int_quant>(t);
-  fill<::lowbit::trunc, abi::op_id::trunc>(t);
-  fill<::lowbit::trunc_v1, abi::op_id::trunc_v1>(t);
-  fill<::lowbit::bipolar_quant, abi::op_id::bipolar_quant>(t);
-  fill<::lowbit::float_quant, abi::op_id::float_quant>(t);
+#define LOWBIT_DETAIL_DISPATCH_FILL(name) fill<::lowbit::name, abi::op_id::name>(t);
+  LOWBIT_DISPATCH_OPS(LOWBIT_DETAIL_DISPATCH_FILL)
+#undef LOWBIT_DETAIL_DISPATCH_FILL
   return t;
 }
 
