@@ -18,6 +18,7 @@
 #include "config.hpp"
 #include "detail/elementwise.hpp"
 #include "detail/simd.hpp"
+#include "detail/stage.hpp"
 #include "error.hpp"
 #include "parallel.hpp"
 #include "view.hpp"
@@ -28,13 +29,16 @@ namespace detail {
 
 /// q = +1 for x >= 0 (-0 included), -1 below; NaN gives -1 in reference
 /// (QONNX's np.where) and NaN in exact. Y = q * scale.
-template <semantics S>
+/// St: the whole operator, q only, or q (passed as x) to Y (detail::stage).
+template <semantics S, stage St = stage::fake>
 struct bipolar_quant_kernel {
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V x, V scale) const noexcept {
     using T = lane_t<V>;
+    if constexpr (St == stage::dequant) return x * scale;
     V q = detail::select(x >= V(T(0)), V(T(1)), V(T(-1)));
     if constexpr (S == semantics::exact) q = detail::select(detail::is_nan(x), x, q);
+    if constexpr (St == stage::code) return q;
     return q * scale;
   }
 };
@@ -89,6 +93,15 @@ struct bipolar_quant {
                   "lowbit::bipolar_quant works on float and double tensors");
     detail::tensor_in<T> xs(x), ss(scale);
     detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
+    run(xs, ss, yd);
+  }
+
+ private:
+  friend struct detail::codes_access;
+
+  /// The operator (St = fake), or one of its stages for codes.hpp.
+  template <detail::stage St = detail::stage::fake, class T>
+  void run(const detail::tensor_in<T>& xs, const detail::tensor_in<T>& ss, detail::nd<T>& yd) const {
     if constexpr (S == semantics::exact) detail::check_scale_positive(name, "scale", ss.d);
     const shape out = broadcast_shape({xs.get_shape(), ss.get_shape()}, {"x", "scale"}, name);
     detail::check_output(name, yd, out);
@@ -97,7 +110,7 @@ struct bipolar_quant {
     const bool simd = use_simd;
     detail::elementwise(plan, xs.d.data, params, yd.data,
                         [&](auto loaded, const detail::piece<T, 1>& pc) {
-      detail::run_piece<decltype(loaded)::value>(detail::bipolar_quant_kernel<S>{}, pc, simd);
+      detail::run_piece<decltype(loaded)::value>(detail::bipolar_quant_kernel<S, St>{}, pc, simd);
     }, exec);
   }
 };

@@ -25,6 +25,7 @@
 #include "detail/divide.hpp"
 #include "detail/elementwise.hpp"
 #include "detail/simd.hpp"
+#include "detail/stage.hpp"
 #include "error.hpp"
 #include "parallel.hpp"
 #include "rounding.hpp"
@@ -174,7 +175,8 @@ enum class fq_overflow { saturate, infinity, nan };
  * normal floats built from bits, and x / 2^e is x * 2^-e (the same real
  * number, rounded once). The general path handles everything else.
  */
-template <rounding_mode M, fq_overflow OV>
+/// St: the whole operator, q only, or q (passed as X) to Y (detail::stage).
+template <rounding_mode M, fq_overflow OV, stage St = stage::fake>
 struct float_quant_ref_kernel : scale_divider {
   const std::int32_t* thr = nullptr;
   bool general = true;  ///< m or emin vary over the piece, or leave the fast range
@@ -182,6 +184,7 @@ struct float_quant_ref_kernel : scale_divider {
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V X, V scale, V mant, V emin, V maxv) const noexcept {
     using I = fq_int_t<V>;
+    if constexpr (St == stage::dequant) return X * scale;
     const V x = this->divide(X, scale);
     const V a = detail::abs(x) + V(std::numeric_limits<float>::min());
     const I ab = fq_bits(a);
@@ -222,6 +225,7 @@ struct float_quant_ref_kernel : scale_divider {
       const auto bad = fq_or(fq_or(q > maxv, q < nmax), detail::abs(q) == V(std::numeric_limits<float>::infinity()));
       q = detail::select(bad, V(std::numeric_limits<float>::quiet_NaN()), q);
     }
+    if constexpr (St == stage::code) return q;
     return q * scale;
   }
 };
@@ -234,11 +238,13 @@ struct float_quant_ref_kernel : scale_divider {
 /// `Magic` selects the magic-number technique for ROUND (the default there);
 /// false keeps the bit technique, for the technique benchmark.
 /// The divider (a base) is the power-of-two scale fast path (scale_divider).
-template <rounding_mode M, fq_overflow OV, bool Magic = M == rounding_mode::half_even>
+/// St: the whole operator, q only, or q (passed as X) to Y (detail::stage).
+template <rounding_mode M, fq_overflow OV, bool Magic = M == rounding_mode::half_even, stage St = stage::fake>
 struct float_quant_exact_kernel : scale_divider {
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V X, V scale, V mant, V emin, V maxv) const noexcept {
     using I = fq_int_t<V>;
+    if constexpr (St == stage::dequant) return X * scale;
     const V x = this->divide(X, scale);
     const V ax = detail::abs(x);
     // Subnormals are normalised by an exact power-of-two product.
@@ -290,6 +296,7 @@ struct float_quant_exact_kernel : scale_divider {
     } else {
       q = detail::select(over, V(std::numeric_limits<float>::quiet_NaN()), q);
     }
+    if constexpr (St == stage::code) return q;
     return q * scale;
   }
 };
@@ -401,6 +408,8 @@ struct float_quant {
   }
 
  private:
+  friend struct detail::codes_access;
+
   template <class X>
   using value_type = std::remove_cv_t<detail::element_t<const X&>>;
 
@@ -430,7 +439,8 @@ struct float_quant {
     });
   }
 
-  template <class T>
+  /// The operator (St = fake), or one of its stages for codes.hpp.
+  template <detail::stage St = detail::stage::fake, class T>
   void run(const detail::tensor_in<T>& xs, const detail::tensor_in<T>& ss, const detail::tensor_in<T>& es,
            const detail::tensor_in<T>& ms, const detail::tensor_in<T>& bs, const detail::tensor_in<T>& vs,
            detail::nd<T>& yd) const {
@@ -581,7 +591,7 @@ struct float_quant {
           // reciprocal is exact; the scalar path keeps dividing.
           const auto div = detail::scale_divider::for_scale(pc.s[0], simd && !pc.vary[0]);
           if constexpr (exact) {
-            detail::run_piece<Loaded>(detail::float_quant_exact_kernel<M, OV>{div}, pc, simd);
+            detail::run_piece<Loaded>(detail::float_quant_exact_kernel<M, OV, M == rounding_mode::half_even, St>{div}, pc, simd);
           } else {
             // The reference kernel's fast path needs constant m >= 1 and
             // emin in [-126, 126] over the piece. The scalar path
@@ -589,7 +599,7 @@ struct float_quant {
             // SIMD-vs-scalar tests compare the two.
             const bool general = !simd || pc.vary[1] || pc.vary[2] || !(pc.s[1] >= 1.0f) ||
                                  !(pc.s[2] >= -126.0f && pc.s[2] <= 126.0f);
-            detail::run_piece<Loaded>(detail::float_quant_ref_kernel<M, OV>{div, thr, general}, pc, simd);
+            detail::run_piece<Loaded>(detail::float_quant_ref_kernel<M, OV, St>{div, thr, general}, pc, simd);
           }
         }, exec);
       });

@@ -21,6 +21,7 @@
 #include "detail/divide.hpp"
 #include "detail/elementwise.hpp"
 #include "detail/simd.hpp"
+#include "detail/stage.hpp"
 #include "error.hpp"
 #include "parallel.hpp"
 #include "rounding.hpp"
@@ -126,38 +127,50 @@ LOWBIT_ALWAYS_INLINE V dequantize(V q, V scale, V zp) noexcept {
 
 /// The divider (a base) multiplies when the scale is a power of two with an
 /// exact reciprocal (the power-of-two fast path, scale_divider).
-template <semantics S, rounding_mode M>
+/// St (detail::stage) selects the whole operator, q only, or the
+/// dequantization of a q passed as x (codes.hpp); likewise below.
+template <semantics S, rounding_mode M, stage St = stage::fake>
 struct int_quant_kernel : scale_divider {
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V lo, V hi, V /*bipolar*/) const noexcept {
-    const V y = scaled_input(*this, x, scale, zp);
-    const V q = round_integral<S, M>(clamp<S>(y, lo, hi));
-    return dequantize(q, scale, zp);
+    if constexpr (St == stage::dequant) {
+      return dequantize(x, scale, zp);
+    } else {
+      const V y = scaled_input(*this, x, scale, zp);
+      const V q = round_integral<S, M>(clamp<S>(y, lo, hi));
+      if constexpr (St == stage::code) return q;
+      else return dequantize(q, scale, zp);
+    }
   }
 };
 
 /// Signed 1-bit IntQuant: q = +1 for y >= 0 (-0 included), -1 below;
 /// NaN gives -1 in reference (QONNX's np.where) and NaN in exact.
-template <semantics S>
+template <semantics S, stage St = stage::fake>
 struct int_quant_bipolar_kernel {
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V, V, V) const noexcept {
     using T = lane_t<V>;
-    const V y = scaled_input(x, scale, zp);
-    V q = detail::select(y >= V(T(0)), V(T(1)), V(T(-1)));
-    if constexpr (S == semantics::exact) q = detail::select(detail::is_nan(y), y, q);
-    return dequantize(q, scale, zp);
+    if constexpr (St == stage::dequant) {
+      return dequantize(x, scale, zp);
+    } else {
+      const V y = scaled_input(x, scale, zp);
+      V q = detail::select(y >= V(T(0)), V(T(1)), V(T(-1)));
+      if constexpr (S == semantics::exact) q = detail::select(detail::is_nan(y), y, q);
+      if constexpr (St == stage::code) return q;
+      else return dequantize(q, scale, zp);
+    }
   }
 };
 
 /// Per-element bit widths: bipolar where the bipolar flag is set.
-template <semantics S, rounding_mode M>
+template <semantics S, rounding_mode M, stage St = stage::fake>
 struct int_quant_mixed_kernel {
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V lo, V hi, V bip) const noexcept {
     using T = lane_t<V>;
-    const V a = int_quant_kernel<S, M>{}(x, scale, zp, lo, hi, bip);
-    const V b = int_quant_bipolar_kernel<S>{}(x, scale, zp, lo, hi, bip);
+    const V a = int_quant_kernel<S, M, St>{}(x, scale, zp, lo, hi, bip);
+    const V b = int_quant_bipolar_kernel<S, St>{}(x, scale, zp, lo, hi, bip);
     return detail::select(bip > V(T(0)), b, a);
   }
 };
@@ -264,6 +277,8 @@ struct int_quant {
   }
 
  private:
+  friend struct detail::codes_access;
+
   template <class X>
   using value_type = std::remove_cv_t<detail::element_t<const X&>>;
 
@@ -297,7 +312,8 @@ struct int_quant {
                            {"x", "scale", "zeropt", "bitwidth"}, name);
   }
 
-  template <class T>
+  /// The operator (St = fake), or one of its stages for codes.hpp.
+  template <detail::stage St = detail::stage::fake, class T>
   void run(const detail::tensor_in<T>& xs, const detail::tensor_in<T>& ss,
            const detail::tensor_in<T>& zs, const detail::tensor_in<T>& bs,
            detail::nd<T>& yd) const {
@@ -358,15 +374,15 @@ struct int_quant {
         const bool bits_vary = Loaded && pc.vary[4];
         const bool piece_bipolar = bits_vary ? bipolar : pc.s[4] != T(0);
         if (piece_bipolar)
-          run_piece<Loaded>(detail::int_quant_bipolar_kernel<S>{}, pc, simd);
+          run_piece<Loaded>(detail::int_quant_bipolar_kernel<S, St>{}, pc, simd);
         else if (bits_vary && any_bipolar)
-          run_piece<Loaded>(detail::int_quant_mixed_kernel<S, M>{}, pc, simd);
+          run_piece<Loaded>(detail::int_quant_mixed_kernel<S, M, St>{}, pc, simd);
         else
           // A constant power-of-two scale: multiply by its exact reciprocal
           // (the same result on every input; the scalar path keeps dividing,
           // so the SIMD-vs-scalar tests check this path too).
           run_piece<Loaded>(
-              detail::int_quant_kernel<S, M>{detail::scale_divider::for_scale(pc.s[0], simd && !pc.vary[0])}, pc,
+              detail::int_quant_kernel<S, M, St>{detail::scale_divider::for_scale(pc.s[0], simd && !pc.vary[0])}, pc,
               simd);
       }, exec);
     });

@@ -24,6 +24,7 @@
 #include "config.hpp"
 #include "detail/elementwise.hpp"
 #include "detail/simd.hpp"
+#include "detail/stage.hpp"
 #include "error.hpp"
 #include "parallel.hpp"
 #include "int_quant.hpp"
@@ -106,11 +107,13 @@ bool trunc_scale(T scale, T out_scale, T& t) noexcept {
 /// Y = (q - zp/t) * out_scale. Every step one rounding, never fused.
 /// The divider (a base) and `t_div` multiply when scale and t are powers of
 /// two with exact reciprocals (scale_divider).
-template <semantics S, rounding_mode M>
+/// St: the whole operator, q only, or q (passed as x) to Y (detail::stage).
+template <semantics S, rounding_mode M, stage St = stage::fake>
 struct trunc_kernel : scale_divider {
   scale_divider t_div;
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V t, V out_scale, V lo, V hi) const noexcept {
+    if constexpr (St == stage::dequant) return dequantize(x, out_scale, V(zp / t));
     V y = scaled_input(*this, x, scale, zp);
     y = detail::rint(y);
     y = t_div.divide(y, t);
@@ -118,20 +121,23 @@ struct trunc_kernel : scale_divider {
     // (y > max, y < min), so -0 passes an unsigned clamp as -0 (unlike
     // IntQuant's np.clip).
     const V q = round_integral<S, M>(clamp<semantics::exact>(y, lo, hi));
+    if constexpr (St == stage::code) return q;
     return dequantize(q, out_scale, V(zp / t));
   }
 };
 
 /// Trunc v1: y = rint(x/scale + zp) / 2^(in - out); q = R(y) (no clamp);
 /// Y = (q - zp) * scale.
-template <semantics S, rounding_mode M>
+template <semantics S, rounding_mode M, stage St = stage::fake>
 struct trunc_v1_kernel {
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V t) const noexcept {
+    if constexpr (St == stage::dequant) return dequantize(x, scale, zp);
     V y = scaled_input(x, scale, zp);
     y = detail::rint(y);
     y = y / t;
     const V q = round_integral<S, M>(y);
+    if constexpr (St == stage::code) return q;
     return dequantize(q, scale, zp);
   }
 };
@@ -273,6 +279,8 @@ struct trunc {
   }
 
  private:
+  friend struct detail::codes_access;
+
   template <class X>
   using value_type = std::remove_cv_t<detail::element_t<const X&>>;
 
@@ -285,7 +293,8 @@ struct trunc {
         {"x", "scale", "zeropt", "out_scale", "out_bitwidth"}, name);
   }
 
-  template <class T>
+  /// The operator (St = fake), or one of its stages for codes.hpp.
+  template <detail::stage St = detail::stage::fake, class T>
   void run(const detail::tensor_in<T>& xs, const detail::tensor_in<T>& ss,
            const detail::tensor_in<T>& zs, const detail::tensor_in<T>& ib,
            const detail::tensor_in<T>& os, const detail::tensor_in<T>& ob,
@@ -340,7 +349,7 @@ struct trunc {
         // with an exact reciprocal; the scalar path keeps dividing.
         using D = detail::scale_divider;
         detail::run_piece<decltype(loaded)::value>(
-            detail::trunc_kernel<S, M>{D::for_scale(pc.s[0], simd && !pc.vary[0]),
+            detail::trunc_kernel<S, M, St>{D::for_scale(pc.s[0], simd && !pc.vary[0]),
                                        D::for_scale(pc.s[2], simd && !pc.vary[2])},
             pc, simd);
       }, exec);
@@ -401,6 +410,8 @@ struct trunc_v1 {
   }
 
  private:
+  friend struct detail::codes_access;
+
   template <class X>
   using value_type = std::remove_cv_t<detail::element_t<const X&>>;
 
@@ -413,7 +424,8 @@ struct trunc_v1 {
         {"x", "scale", "zeropt", "in_bitwidth", "out_bitwidth"}, name);
   }
 
-  template <class T>
+  /// The operator (St = fake), or one of its stages for codes.hpp.
+  template <detail::stage St = detail::stage::fake, class T>
   void run(const detail::tensor_in<T>& xs, const detail::tensor_in<T>& ss,
            const detail::tensor_in<T>& zs, const detail::tensor_in<T>& ib,
            const detail::tensor_in<T>& ob, detail::nd<T>& yd) const {
@@ -442,7 +454,7 @@ struct trunc_v1 {
       constexpr rounding_mode M = decltype(mc)::value;
       detail::elementwise(plan, xs.d.data, params, yd.data,
                           [&](auto loaded, const detail::piece<T, 3>& pc) {
-        detail::run_piece<decltype(loaded)::value>(detail::trunc_v1_kernel<S, M>{}, pc, simd);
+        detail::run_piece<decltype(loaded)::value>(detail::trunc_v1_kernel<S, M, St>{}, pc, simd);
       }, exec);
     });
   }
