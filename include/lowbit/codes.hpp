@@ -1,0 +1,629 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * @file codes.hpp
+ * Integer and minifloat codes: what a deployed network stores instead of
+ * the fake-quantized floats, and the way back.
+ *
+ * - `quantize_codes(op, x, params..., codes)` writes q, the value on the
+ *   operator's grid before dequantization, as an integer code (IntQuant,
+ *   Trunc, Trunc v1, BipolarQuant) or a minifloat bit pattern
+ *   (minifloat_quant).
+ * - `dequantize(op, codes, params..., y)` maps codes back with the same
+ *   parameters, broadcast the same way.
+ *
+ * Both run the operator's own kernel, split at q (detail::stage), so
+ * `dequantize(quantize_codes(x))` is the fake-quantized output bit for bit,
+ * in both semantics and every rounding mode. The rules, code by operator,
+ * are in docs/codes.md.
+ */
+#ifndef LOWBIT_CODES_HPP
+#define LOWBIT_CODES_HPP
+
+#include <bit>
+#include <cmath>
+#include <concepts>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "bipolar_quant.hpp"
+#include "config.hpp"
+#include "detail/elementwise.hpp"
+#include "detail/stage.hpp"
+#include "error.hpp"
+#include "float_quant.hpp"
+#include "int_quant.hpp"
+#include "minifloat.hpp"
+#include "trunc.hpp"
+#include "view.hpp"
+
+LOWBIT_BEGIN_NAMESPACE
+
+/**
+ * The element types codes can have: int8, uint8, int16, uint16 and int32.
+ * A signed range needs a signed type; an unsigned type holds BipolarQuant
+ * (and signed 1-bit IntQuant) codes as bits: 0 for -1, 1 for +1.
+ */
+template <class C>
+concept code_type = std::same_as<C, std::int8_t> || std::same_as<C, std::uint8_t> ||
+                    std::same_as<C, std::int16_t> || std::same_as<C, std::uint16_t> ||
+                    std::same_as<C, std::int32_t>;
+
+namespace detail {
+
+template <class C>
+constexpr const char* code_type_name() noexcept {
+  if constexpr (std::is_same_v<C, std::int8_t>) return "int8";
+  else if constexpr (std::is_same_v<C, std::uint8_t>) return "uint8";
+  else if constexpr (std::is_same_v<C, std::int16_t>) return "int16";
+  else if constexpr (std::is_same_v<C, std::uint16_t>) return "uint16";
+  else return "int32";
+}
+
+/// Calls f(flat, offset) for every element of `g` in row-major order.
+template <class F>
+void for_each_offset(const nd_geom& g, F&& f) {
+  const std::size_t count = g.get_shape().count();
+  std::array<std::size_t, max_rank> idx{};
+  std::ptrdiff_t off = 0;
+  for (std::size_t flat = 0; flat < count; ++flat) {
+    f(flat, off);
+    for (std::size_t r = g.rank; r-- > 0;) {
+      off += g.str[r];
+      if (++idx[r] < g.ext[r]) break;
+      off -= static_cast<std::ptrdiff_t>(g.ext[r]) * g.str[r];
+      idx[r] = 0;
+    }
+  }
+}
+
+/// True when `g` is row-major contiguous (strides of size 1 ignored).
+inline bool is_row_major(const nd_geom& g) noexcept {
+  std::ptrdiff_t st = 1;
+  for (std::size_t r = g.rank; r-- > 0;) {
+    if (g.ext[r] != 1 && g.str[r] != st) return false;
+    st *= static_cast<std::ptrdiff_t>(g.ext[r]);
+  }
+  return true;
+}
+
+/// The element of `g` that broadcasts to row-major position `flat` of `out`.
+template <class T>
+T broadcast_value(const nd<const T>& g, const shape& out, std::size_t flat) {
+  std::array<std::size_t, max_rank> idx{};
+  for (std::size_t r = out.rank(); r-- > 0;) {
+    idx[r] = out[r] ? flat % out[r] : 0;
+    flat = out[r] ? flat / out[r] : 0;
+  }
+  std::ptrdiff_t off = 0;
+  const std::size_t lead = out.rank() - g.rank;
+  for (std::size_t i = 0; i < g.rank; ++i)
+    if (g.ext[i] != 1) off += static_cast<std::ptrdiff_t>(idx[lead + i]) * g.str[i];
+  return g.data[off];
+}
+
+/// The codes output argument: a view of a code_type.
+template <class V>
+auto codes_out_nd(V&& v) {
+  using E = element_t<V&&>;
+  static_assert(!std::is_arithmetic_v<std::remove_cvref_t<V>>, "lowbit: the codes output must be a view");
+  static_assert(!std::is_const_v<E>, "lowbit: the codes output view must have a non-const element type");
+  static_assert(code_type<std::remove_cv_t<E>>,
+                "lowbit: codes must be int8, uint8, int16, uint16 or int32 (lowbit::code_type)");
+  auto n = to_nd(v);
+  nd<std::remove_cv_t<E>> d;
+  static_cast<nd_geom&>(d) = n;
+  d.data = n.data;
+  return d;
+}
+
+/// The codes input argument: a view of a code_type.
+template <class V>
+auto codes_in_nd(const V& v) {
+  using E = std::remove_cv_t<element_t<const V&>>;
+  static_assert(!std::is_arithmetic_v<std::remove_cvref_t<V>>, "lowbit: codes must be a view");
+  static_assert(code_type<E>, "lowbit: codes must be int8, uint8, int16, uint16 or int32 (lowbit::code_type)");
+  auto n = to_nd(v);
+  nd<const E> d;
+  static_cast<nd_geom&>(d) = n;
+  d.data = n.data;
+  return d;
+}
+
+/// An integral value as an integer ("2147483648"), anything else as format_value.
+template <class T>
+std::string format_integral(T v) {
+  if (std::isnan(v)) return "NaN";
+  if (v == std::trunc(v) && std::fabs(v) < T(9.2e18)) return std::to_string(static_cast<long long>(v));
+  return format_value(v);
+}
+
+/// Formats a code-range mismatch for a bit-width element.
+template <class C, class T>
+[[noreturn]] void throw_code_range(const char* op, const std::string& where, T lo, T hi) {
+  throw error(std::string(op) + ": " + code_type_name<C>() + " codes cannot hold the range [" +
+              format_integral(lo) + ", " + format_integral(hi) + "] of " + where +
+              "; expected a code type whose range holds it");
+}
+
+/// Checks the clamp limits of every bit-width element against C's range.
+/// `bits`: C is unsigned and the operator bipolar (codes are bits).
+template <class C, semantics S, class T>
+void check_limits(const char* op, const char* role, const nd<const T>& b, bool is_signed, bool narrow,
+                  bool bipolar_special) {
+  visit_elements(b, [&](T v, std::size_t i) {
+    const int bw = static_cast<int>(v);
+    if (bipolar_special && is_signed && bw == 1) return true;  // +-1, or bits
+    const auto r = int_limits<S, T>(bw, is_signed, narrow);
+    const long double lo = static_cast<long double>(r.lo), hi = static_cast<long double>(r.hi);
+    if (lo < static_cast<long double>(std::numeric_limits<C>::min()) ||
+        hi > static_cast<long double>(std::numeric_limits<C>::max()))
+      throw_code_range<C>(op,
+                          element_name(role, b, i) + " = " + format_value(v) +
+                              (is_signed ? (narrow ? " (signed, narrow)" : " (signed)")
+                                         : (narrow ? " (unsigned, narrow)" : " (unsigned)")),
+                          r.lo, r.hi);
+    return true;
+  });
+}
+
+/**
+ * Runs stage `code` of an operator into a scratch tensor of T (row-major,
+ * the output shape), checks that every q has a code of type C and only
+ * then writes the codes. `bits`: q in {-1, +1} is written as 0 / 1.
+ */
+template <class C, class T, class Run>
+void write_codes(const char* op, const shape& out, const nd<const T>& x, nd<C>& cd, bool bits, Run&& run) {
+  check_output(op, cd, out);
+  std::vector<T> q(out.count());
+  nd<T> qd;
+  static_cast<nd_geom&>(qd) = row_major_nd<T>(out, q.data());
+  qd.data = q.data();
+  run(qd);
+  const T lo = bits ? T(-1) : static_cast<T>(std::numeric_limits<C>::min());
+  const T hi = bits ? T(1) : static_cast<T>(std::numeric_limits<C>::max());
+  // Validate: every q inside C's range (NaN fails) and an integer (always,
+  // for the grids of these operators; checked only when the range test fails).
+  const std::size_t n = q.size();
+  int ok = 1;
+  for (std::size_t i = 0; i < n; ++i) ok &= static_cast<int>(q[i] >= lo) & static_cast<int>(q[i] <= hi);
+  if (!ok)
+    for (std::size_t i = 0; i < n; ++i)
+      if (!(q[i] >= lo && q[i] <= hi && q[i] == std::trunc(q[i])))
+        throw error(std::string(op) + ": " + element_name("codes", qd, i) + " would be q = " +
+                    format_integral(q[i]) + " (x = " + format_value(broadcast_value(x, out, i)) + "); expected " +
+                    (std::isnan(q[i]) ? std::string("a number (NaN has no integer code)")
+                                      : std::string("an integer from ") + format_integral(lo) + " to " +
+                                            format_integral(hi) + " (" + code_type_name<C>() + " codes" +
+                                            (bits ? " as bits" : "") + ")"));
+  auto code_of = [bits](T v) { return bits ? static_cast<C>(v > T(0)) : static_cast<C>(v); };
+  if (is_row_major(cd)) {
+    C* c = cd.data;
+    for (std::size_t i = 0; i < n; ++i) c[i] = code_of(q[i]);
+  } else {
+    for_each_offset(cd, [&](std::size_t i, std::ptrdiff_t off) { cd.data[off] = code_of(q[i]); });
+  }
+}
+
+/// Codes to lane values (row-major, the codes' shape), for stage dequant.
+/// `bits`: 0 -> -1, 1 -> +1, anything else rejected.
+template <class T, class C>
+std::vector<T> codes_to_values(const char* op, const nd<const C>& cd, bool bits) {
+  std::vector<T> v(cd.get_shape().count());
+  bool bad = false;
+  for_each_offset(cd, [&](std::size_t i, std::ptrdiff_t off) {
+    const C c = cd.data[off];
+    if (bits) {
+      bad |= c > C(1) || c < C(0);
+      v[i] = c ? T(1) : T(-1);
+    } else {
+      v[i] = static_cast<T>(c);
+    }
+  });
+  if (bad)
+    for_each_offset(cd, [&](std::size_t i, std::ptrdiff_t off) {
+      const C c = cd.data[off];
+      if (c > C(1) || c < C(0))
+        throw error(std::string(op) + ": " + element_name("codes", cd, i) + " = " +
+                    std::to_string(static_cast<long long>(c)) +
+                    " is invalid; expected a bit, 0 (for -1) or 1 (for +1)");
+    });
+  return v;
+}
+
+/// Befriended by the operators: runs one stage of them.
+struct codes_access {
+  template <stage St, class Op, class T, class... P>
+  static void run(const Op& op, nd<T>& yd, const tensor_in<T>& xs, const P&... ps) {
+    op.template run<St>(xs, ps..., yd);
+  }
+  template <class Op, class T>
+  static bool all_bipolar(const Op& op, const tensor_in<T>& bs) {
+    return op.all_bipolar(bs);
+  }
+};
+
+/// A row-major strided_view over a scratch vector, as an input tensor.
+template <class T>
+strided_view<const T> scratch_view(const std::vector<T>& v, const shape& s) {
+  return strided_view<const T>(v.data(), s);
+}
+
+template <class X>
+using x_value_t = std::remove_cv_t<element_t<const X&>>;
+template <class V>
+using code_value_t = std::remove_cv_t<element_t<V>>;
+
+/// Unsigned codes of a signed IntQuant are bits: bit width 1 only.
+template <class T>
+void check_bits_bitwidth(const char* op, const char* ctype, const nd<const T>& b) {
+  visit_elements(b, [&](T v, std::size_t i) {
+    if (v != T(1))
+      throw error(std::string(op) + ": " + element_name("bitwidth", b, i) + " = " + format_value(v) + " with " +
+                  ctype + " codes and signed = 1; expected bitwidth 1 (unsigned codes of a signed "
+                  "IntQuant are the bits of its bipolar case) or a signed code type");
+    return true;
+  });
+}
+
+// ---- minifloat bit patterns ----
+
+/// Bits of a code: 1 + E + m.
+inline int minifloat_bits(const minifloat_format& f) noexcept { return 1 + f.exponent_bits + f.mantissa_bits; }
+
+/// Checks that `f` has a bit layout whose every value is a float32.
+inline void check_minifloat_layout(const char* op, const minifloat_format& f, int max_bits) {
+  auto fail = [&](const std::string& what) {
+    throw error(std::string(op) + ": format E" + std::to_string(f.exponent_bits) + "M" +
+                std::to_string(f.mantissa_bits) + " bias " + std::to_string(f.bias) + ": " + what);
+  };
+  if (f.exponent_bits < 1 || f.exponent_bits > 8)
+    fail("exponent_bits = " + std::to_string(f.exponent_bits) + " is invalid; expected 1 to 8");
+  if (f.mantissa_bits < 0 || f.mantissa_bits > 23)
+    fail("mantissa_bits = " + std::to_string(f.mantissa_bits) + " is invalid; expected 0 to 23");
+  if (minifloat_bits(f) > max_bits)
+    fail("a code has " + std::to_string(minifloat_bits(f)) + " bits; expected at most " +
+         std::to_string(max_bits) + " (the code type's)");
+  // Exponent of the top binade of finite values (IEEE-like formats keep
+  // the all-ones exponent for inf and NaN).
+  const long long top = (1LL << f.exponent_bits) - 1 - (f.has_inf ? 1 : 0) - f.bias;
+  if (1LL - f.bias - f.mantissa_bits < -149 || top > 127)
+    fail("its values are not all float32 values; expected 2^(1 - bias - m) >= 2^-149 and "
+         "a top exponent <= 127");
+}
+
+}  // namespace detail
+
+/**
+ * The bit pattern of `v` in format `f`: sign, E exponent bits, m mantissa
+ * bits, from the top (the OCP layout for the presets: E4M3FN 448 is 0x7e,
+ * E5M2 inf is 0x7c). `+-inf` needs `has_inf` (exponent all ones, mantissa
+ * zero); NaN needs `has_inf` or `has_nan` (E4M3FN style: all ones) and is
+ * written as the all-ones pattern with the sign of v.
+ * @throws lowbit::error if v is not a value of the format (off the grid,
+ *         beyond its range, or on a pattern reserved for inf or NaN).
+ */
+inline std::uint32_t encode_minifloat(const minifloat_format& f, float v) {
+  detail::check_minifloat_layout("lowbit::encode_minifloat", f, 32);
+  const int E = f.exponent_bits, m = f.mantissa_bits;
+  const std::uint32_t emax = (1u << E) - 1, mmax = (1u << m) - 1;
+  const std::uint32_t sign = std::signbit(v) ? 1u << (E + m) : 0u;
+  auto fail = [&](const char* why) -> std::uint32_t {
+    throw error("lowbit::encode_minifloat: v = " + detail::format_value(v) + " " + why + " in format E" +
+                std::to_string(E) + "M" + std::to_string(m) + " bias " + std::to_string(f.bias) +
+                "; expected a value of the format");
+  };
+  if (std::isnan(v)) {
+    if (!f.has_inf && !f.has_nan) return fail("has no code (the format has no NaN)");
+    return sign | (emax << m) | mmax;
+  }
+  if (std::isinf(v)) {
+    if (!f.has_inf) return fail("has no code (the format has no infinities)");
+    return sign | (emax << m);
+  }
+  const double a = std::fabs(static_cast<double>(v));
+  if (a == 0.0) return sign;
+  int ex;
+  (void)std::frexp(a, &ex);
+  const int e = std::max(ex - 1, 1 - f.bias);         // exponent of a's binade, or the subnormal one
+  const double units = std::ldexp(a, m - e);           // a / 2^(e - m), exact
+  if (units != std::floor(units)) return fail("is off the grid");
+  const std::uint64_t u = static_cast<std::uint64_t>(units);
+  std::uint32_t ef, mf;
+  if (ex - 1 < 1 - f.bias) {  // subnormal: u < 2^m
+    ef = 0;
+    mf = static_cast<std::uint32_t>(u);
+  } else {
+    const long long biased = static_cast<long long>(e) + f.bias;
+    if (biased > static_cast<long long>(emax)) return fail("is beyond the range");
+    ef = static_cast<std::uint32_t>(biased);
+    mf = static_cast<std::uint32_t>(u - (std::uint64_t(1) << m));
+  }
+  if (f.has_inf && ef == emax) return fail("falls on a pattern reserved for inf and NaN");
+  if (!f.has_inf && f.has_nan && ef == emax && mf == mmax) return fail("falls on the NaN pattern");
+  return sign | (ef << m) | mf;
+}
+
+/**
+ * The value of bit pattern `code` in format `f` (the inverse of
+ * encode_minifloat; every NaN pattern gives a quiet NaN with its sign).
+ * @throws lowbit::error if code has bits above the format's 1 + E + m.
+ */
+inline float decode_minifloat(const minifloat_format& f, std::uint32_t code) {
+  detail::check_minifloat_layout("lowbit::decode_minifloat", f, 32);
+  const int E = f.exponent_bits, m = f.mantissa_bits;
+  const int nbits = 1 + E + m;
+  if (nbits < 32 && (code >> nbits) != 0)
+    throw error("lowbit::decode_minifloat: code = " + std::to_string(code) + " is invalid; expected a " +
+                std::to_string(nbits) + "-bit pattern (below " + std::to_string(1ull << nbits) + ")");
+  const std::uint32_t emax = (1u << E) - 1, mmax = (1u << m) - 1;
+  const bool neg = (code >> (E + m)) & 1u;
+  const std::uint32_t ef = (code >> m) & emax, mf = code & mmax;
+  float r;
+  if (f.has_inf && ef == emax)
+    r = mf == 0 ? std::numeric_limits<float>::infinity() : std::numeric_limits<float>::quiet_NaN();
+  else if (!f.has_inf && f.has_nan && ef == emax && mf == mmax)
+    r = std::numeric_limits<float>::quiet_NaN();
+  else if (ef == 0)
+    r = static_cast<float>(std::ldexp(static_cast<double>(mf), 1 - f.bias - m));
+  else
+    r = static_cast<float>(
+        std::ldexp(static_cast<double>((std::uint64_t(1) << m) + mf), static_cast<int>(ef) - f.bias - m));
+  return neg ? -r : r;
+}
+
+// ---- IntQuant ---------------------------------------------------------------
+
+/**
+ * IntQuant to integer codes: `codes = round(clamp(x / scale + zeropt))`,
+ * the q of lowbit::int_quant before `Y = (q - zeropt) * scale` (the zero
+ * point included, as in ONNX QuantizeLinear). Arguments as for
+ * lowbit::int_quant, with `codes` (a view of a lowbit::code_type, the
+ * output shape) in place of y.
+ *
+ * Signed 1-bit is bipolar: codes -1 and +1, or bits 0 and 1 with an
+ * unsigned code type.
+ *
+ * @throws lowbit::error as int_quant does; if the clamp range of some bit
+ *         width does not fit the code type (uint8 holds up to 8 bits
+ *         unsigned; int32 up to 31 bits signed in the reference semantics,
+ *         where QONNX's int32 maximum is 2^31, and 32 in the exact ones); or
+ *         if some q has no code (NaN from a NaN x or 0/0, or a q outside the
+ *         code type's range). Nothing is written then.
+ *
+ * **Example**:
+ * ```
+ * std::vector<float> x{0.26f, -1.3f, 7.9f};
+ * std::vector<std::int8_t> c(3);
+ * lowbit::int_quant<> q{.is_signed = true};
+ * lowbit::quantize_codes(q, x, 0.5f, 0.0f, 4.0f, c);  // c = {1, -3, 7}
+ * ```
+ */
+template <semantics S, tensor_arg X, tensor_arg Scale, tensor_arg Zeropt, tensor_arg Bitwidth, tensor_arg Codes>
+void quantize_codes(const int_quant<S>& op, const X& x, const Scale& scale, const Zeropt& zeropt,
+                    const Bitwidth& bitwidth, Codes&& codes) {
+  using T = detail::x_value_t<X>;
+  using C = detail::code_value_t<Codes&&>;
+  auto cd = detail::codes_out_nd(std::forward<Codes>(codes));
+  detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), bs(bitwidth);
+  (void)detail::codes_access::all_bipolar(op, bs);  // validates the bit widths
+  const bool bits = std::is_unsigned_v<C> && op.is_signed;
+  if (bits) detail::check_bits_bitwidth(op.name, detail::code_type_name<C>(), bs.d);
+  detail::check_limits<C, S, T>(op.name, "bitwidth", bs.d, op.is_signed, op.narrow, true);
+  const shape out = op.output_shape(x, scale, zeropt, bitwidth);
+  detail::write_codes<C>(op.name, out, xs.d, cd, bits, [&](detail::nd<T>& qd) {
+    detail::codes_access::run<detail::stage::code>(op, qd, xs, ss, zs, bs);
+  });
+}
+
+/**
+ * Integer codes back to IntQuant's output: `y = (codes - zeropt) * scale`,
+ * two roundings, the parameters broadcast as in lowbit::int_quant (y has
+ * the broadcast shape of codes and the parameters). Codes are not checked
+ * against the bit width. Bits (unsigned codes, signed = 1) map 0 to -1 and
+ * 1 to +1.
+ * @throws lowbit::error as int_quant does for the parameters and y; for
+ *         unsigned codes with signed = 1 and a bit width other than 1, or
+ *         such a code other than 0 and 1. Nothing is written then.
+ */
+template <semantics S, tensor_arg Codes, tensor_arg Scale, tensor_arg Zeropt, tensor_arg Bitwidth, tensor_arg Y>
+void dequantize(const int_quant<S>& op, const Codes& codes, const Scale& scale, const Zeropt& zeropt,
+                const Bitwidth& bitwidth, Y&& y) {
+  using T = std::remove_cv_t<detail::element_t<Y&&>>;
+  using C = detail::code_value_t<const Codes&>;
+  const auto cd = detail::codes_in_nd(codes);
+  const bool bits = std::is_unsigned_v<C> && op.is_signed;
+  detail::tensor_in<T> bs(bitwidth);
+  (void)detail::codes_access::all_bipolar(op, bs);
+  if (bits) detail::check_bits_bitwidth(op.name, detail::code_type_name<C>(), bs.d);
+  const std::vector<T> v = detail::codes_to_values<T>(op.name, cd, bits);
+  const auto xv = detail::scratch_view(v, cd.get_shape());
+  detail::tensor_in<T> xs(xv), ss(scale), zs(zeropt);
+  detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
+  detail::codes_access::run<detail::stage::dequant>(op, yd, xs, ss, zs, bs);
+}
+
+// ---- Trunc ------------------------------------------------------------------
+
+/**
+ * Trunc (opset 2) to integer codes: q of lowbit::trunc, clamped to the
+ * range of out_bitwidth, before `Y = (q - zeropt / t) * out_scale`.
+ * Arguments as for lowbit::trunc, with `codes` in place of y.
+ * @throws lowbit::error as trunc does, if the range of some out_bitwidth
+ *         does not fit the code type, or some q has no code. Nothing is
+ *         written then.
+ */
+template <semantics S, tensor_arg X, tensor_arg Scale, tensor_arg Zeropt, tensor_arg InBw, tensor_arg OutScale,
+          tensor_arg OutBw, tensor_arg Codes>
+void quantize_codes(const trunc<S>& op, const X& x, const Scale& scale, const Zeropt& zeropt, const InBw& in_bitwidth,
+                    const OutScale& out_scale, const OutBw& out_bitwidth, Codes&& codes) {
+  using T = detail::x_value_t<X>;
+  using C = detail::code_value_t<Codes&&>;
+  auto cd = detail::codes_out_nd(std::forward<Codes>(codes));
+  detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), ib(in_bitwidth), os(out_scale), ob(out_bitwidth);
+  detail::validate_bitwidth_tensor(ob.d, op.name, "out_bitwidth");
+  detail::check_limits<C, S, T>(op.name, "out_bitwidth", ob.d, op.is_signed, op.narrow, false);
+  const shape out = op.output_shape(x, scale, zeropt, in_bitwidth, out_scale, out_bitwidth);
+  detail::write_codes<C>(op.name, out, xs.d, cd, false, [&](detail::nd<T>& qd) {
+    detail::codes_access::run<detail::stage::code>(op, qd, xs, ss, zs, ib, os, ob);
+  });
+}
+
+/// Trunc codes back: `y = (codes - zeropt / t) * out_scale`, t as in
+/// lowbit::trunc. Codes are not checked against out_bitwidth.
+template <semantics S, tensor_arg Codes, tensor_arg Scale, tensor_arg Zeropt, tensor_arg InBw, tensor_arg OutScale,
+          tensor_arg OutBw, tensor_arg Y>
+void dequantize(const trunc<S>& op, const Codes& codes, const Scale& scale, const Zeropt& zeropt,
+                const InBw& in_bitwidth, const OutScale& out_scale, const OutBw& out_bitwidth, Y&& y) {
+  using T = std::remove_cv_t<detail::element_t<Y&&>>;
+  const auto cd = detail::codes_in_nd(codes);
+  const std::vector<T> v = detail::codes_to_values<T>(op.name, cd, false);
+  const auto xv = detail::scratch_view(v, cd.get_shape());
+  detail::tensor_in<T> xs(xv), ss(scale), zs(zeropt), ib(in_bitwidth), os(out_scale), ob(out_bitwidth);
+  detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
+  detail::codes_access::run<detail::stage::dequant>(op, yd, xs, ss, zs, ib, os, ob);
+}
+
+/**
+ * Trunc opset 1 to integer codes: q of lowbit::trunc_v1. Trunc v1 does not
+ * clamp, so only the values decide: a q outside the code type's range is
+ * an error (nothing is written then).
+ */
+template <semantics S, tensor_arg X, tensor_arg Scale, tensor_arg Zeropt, tensor_arg InBw, tensor_arg OutBw,
+          tensor_arg Codes>
+void quantize_codes(const trunc_v1<S>& op, const X& x, const Scale& scale, const Zeropt& zeropt,
+                    const InBw& in_bitwidth, const OutBw& out_bitwidth, Codes&& codes) {
+  using T = detail::x_value_t<X>;
+  using C = detail::code_value_t<Codes&&>;
+  auto cd = detail::codes_out_nd(std::forward<Codes>(codes));
+  detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), ib(in_bitwidth), ob(out_bitwidth);
+  const shape out = op.output_shape(x, scale, zeropt, in_bitwidth, out_bitwidth);
+  detail::write_codes<C>(op.name, out, xs.d, cd, false, [&](detail::nd<T>& qd) {
+    detail::codes_access::run<detail::stage::code>(op, qd, xs, ss, zs, ib, ob);
+  });
+}
+
+/// Trunc v1 codes back: `y = (codes - zeropt) * scale`.
+template <semantics S, tensor_arg Codes, tensor_arg Scale, tensor_arg Zeropt, tensor_arg InBw, tensor_arg OutBw,
+          tensor_arg Y>
+void dequantize(const trunc_v1<S>& op, const Codes& codes, const Scale& scale, const Zeropt& zeropt,
+                const InBw& in_bitwidth, const OutBw& out_bitwidth, Y&& y) {
+  using T = std::remove_cv_t<detail::element_t<Y&&>>;
+  const auto cd = detail::codes_in_nd(codes);
+  const std::vector<T> v = detail::codes_to_values<T>(op.name, cd, false);
+  const auto xv = detail::scratch_view(v, cd.get_shape());
+  detail::tensor_in<T> xs(xv), ss(scale), zs(zeropt), ib(in_bitwidth), ob(out_bitwidth);
+  detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
+  detail::codes_access::run<detail::stage::dequant>(op, yd, xs, ss, zs, ib, ob);
+}
+
+// ---- BipolarQuant -------------------------------------------------------------
+
+/**
+ * BipolarQuant to codes: -1 and +1 with a signed code type, bits 0 (for -1)
+ * and 1 (for +1) with an unsigned one (ready for lowbit::pack_bits).
+ * NaN: -1 in the reference semantics (QONNX), an error in the exact ones.
+ */
+template <semantics S, tensor_arg X, tensor_arg Scale, tensor_arg Codes>
+void quantize_codes(const bipolar_quant<S>& op, const X& x, const Scale& scale, Codes&& codes) {
+  using T = detail::x_value_t<X>;
+  using C = detail::code_value_t<Codes&&>;
+  auto cd = detail::codes_out_nd(std::forward<Codes>(codes));
+  detail::tensor_in<T> xs(x), ss(scale);
+  const shape out = op.output_shape(x, scale);
+  detail::write_codes<C>(op.name, out, xs.d, cd, std::is_unsigned_v<C>, [&](detail::nd<T>& qd) {
+    detail::codes_access::run<detail::stage::code>(op, qd, xs, ss);
+  });
+}
+
+/// BipolarQuant codes back: `y = codes * scale` (bits: 0 -> -scale, 1 -> +scale).
+template <semantics S, tensor_arg Codes, tensor_arg Scale, tensor_arg Y>
+void dequantize(const bipolar_quant<S>& op, const Codes& codes, const Scale& scale, Y&& y) {
+  using T = std::remove_cv_t<detail::element_t<Y&&>>;
+  using C = detail::code_value_t<const Codes&>;
+  const auto cd = detail::codes_in_nd(codes);
+  const std::vector<T> v = detail::codes_to_values<T>(op.name, cd, std::is_unsigned_v<C>);
+  const auto xv = detail::scratch_view(v, cd.get_shape());
+  detail::tensor_in<T> xs(xv), ss(scale);
+  detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
+  detail::codes_access::run<detail::stage::dequant>(op, yd, xs, ss);
+}
+
+// ---- FloatQuant (minifloat formats) -------------------------------------------
+
+/**
+ * FloatQuant to minifloat codes: the bit pattern (encode_minifloat) of q,
+ * the value of lowbit::minifloat_quant before `Y = q * scale`. An 8-bit
+ * format fits uint8 codes (the OCP layout for the presets), up to 16 bits
+ * uint16. Arguments as for minifloat_quant, with `codes` in place of y.
+ * @throws lowbit::error as minifloat_quant does; if a code does not fit the
+ *         code type or some value of the format is not a float32; if some q
+ *         has no code (NaN in a format without NaN, e.g. the MX formats, or
+ *         +-inf without infinities). Nothing is written then.
+ */
+template <semantics S, tensor_arg X, tensor_arg Scale, tensor_arg Codes>
+void quantize_codes(const minifloat_quant<S>& mq, const X& x, const Scale& scale, Codes&& codes) {
+  using T = detail::x_value_t<X>;
+  using C = detail::code_value_t<Codes&&>;
+  static_assert(std::is_same_v<T, float>, "lowbit: minifloat codes are made from float tensors");
+  static_assert(std::is_unsigned_v<C>, "lowbit: minifloat codes are bit patterns: use uint8 or uint16");
+  auto cd = detail::codes_out_nd(std::forward<Codes>(codes));
+  const char* name = float_quant<S>::name;
+  const minifloat_format& f = mq.format;
+  detail::check_minifloat_layout(name, f, std::numeric_limits<C>::digits);
+  const float_quant<S> op = mq.op();
+  detail::tensor_in<T> xs(x), ss(scale), es(f.exponent_bits), ms(f.mantissa_bits), bs(f.bias), vs(f.max_value);
+  const shape out = mq.output_shape(x, scale);
+  detail::check_output(name, cd, out);
+  std::vector<T> q(out.count());
+  detail::nd<T> qd;
+  static_cast<detail::nd_geom&>(qd) = detail::row_major_nd<T>(out, q.data());
+  qd.data = q.data();
+  detail::codes_access::run<detail::stage::code>(op, qd, xs, ss, es, ms, bs, vs);
+  std::vector<C> c(q.size());
+  for (std::size_t i = 0; i < q.size(); ++i) {
+    try {
+      c[i] = static_cast<C>(encode_minifloat(f, q[i]));
+    } catch (const error& e) {
+      throw error(std::string(name) + ": " + detail::element_name("codes", qd, i) + " (x = " +
+                  detail::format_value(detail::broadcast_value(xs.d, out, i)) + "): " + e.what());
+    }
+  }
+  detail::for_each_offset(cd, [&](std::size_t i, std::ptrdiff_t off) { cd.data[off] = c[i]; });
+}
+
+/// Minifloat codes back: `y = decode_minifloat(codes) * scale`.
+/// @throws lowbit::error for a code with bits above the format's, and as
+///         minifloat_quant does. Nothing is written then.
+template <semantics S, tensor_arg Codes, tensor_arg Scale, tensor_arg Y>
+void dequantize(const minifloat_quant<S>& mq, const Codes& codes, const Scale& scale, Y&& y) {
+  using T = std::remove_cv_t<detail::element_t<Y&&>>;
+  using C = detail::code_value_t<const Codes&>;
+  static_assert(std::is_same_v<T, float>, "lowbit: minifloat codes decode to float tensors");
+  const char* name = float_quant<S>::name;
+  const minifloat_format& f = mq.format;
+  detail::check_minifloat_layout(name, f, std::numeric_limits<C>::digits);
+  const auto cd = detail::codes_in_nd(codes);
+  std::vector<T> v(cd.get_shape().count());
+  const int nbits = detail::minifloat_bits(f);
+  detail::for_each_offset(cd, [&](std::size_t i, std::ptrdiff_t off) {
+    const C c = cd.data[off];
+    if (static_cast<std::uint32_t>(c) >> nbits)
+      throw error(std::string(name) + ": " + detail::element_name("codes", cd, i) + " = " +
+                  std::to_string(static_cast<unsigned long long>(c)) + " is invalid; expected a " +
+                  std::to_string(nbits) + "-bit pattern");
+    v[i] = decode_minifloat(f, static_cast<std::uint32_t>(c));
+  });
+  const auto xv = detail::scratch_view(v, cd.get_shape());
+  const float_quant<S> op = mq.op();
+  detail::tensor_in<T> xs(xv), ss(scale), es(f.exponent_bits), ms(f.mantissa_bits), bs(f.bias), vs(f.max_value);
+  detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
+  detail::codes_access::run<detail::stage::dequant>(op, yd, xs, ss, es, ms, bs, vs);
+}
+
+LOWBIT_END_NAMESPACE  // namespace lowbit
+
+#endif  // LOWBIT_CODES_HPP
