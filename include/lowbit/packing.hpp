@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * @file packing.hpp
+ * Sub-byte packing of codes: int4, uint4, int2, uint2, 1-bit and FP4 E2M1,
+ * in the ONNX int4 convention (the first code in the lowest bits of the
+ * first byte; the unused high bits of a last, partial byte are zero).
+ *
+ * **Example**:
+ * ```
+ * std::vector<std::int8_t> codes{1, -3, 7};
+ * std::vector<std::uint8_t> bytes(lowbit::packed_size(lowbit::packings::int4, codes.size()));
+ * lowbit::pack(lowbit::packings::int4, codes, bytes);    // bytes = {0xd1, 0x07}
+ * lowbit::unpack(lowbit::packings::int4, bytes, codes);  // codes = {1, -3, 7}
+ * ```
+ */
+#ifndef LOWBIT_PACKING_HPP
+#define LOWBIT_PACKING_HPP
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <ranges>
+#include <string>
+#include <type_traits>
+
+#include "codes.hpp"
+#include "config.hpp"
+#include "error.hpp"
+
+LOWBIT_BEGIN_NAMESPACE
+
+/// A packing of codes: `bits` per code (1, 2 or 4), signed (two's
+/// complement) or unsigned.
+struct packed_format {
+  int bits = 4;
+  bool is_signed = true;
+  const char* name = "int4";
+
+  /// Codes per byte.
+  constexpr int per_byte() const noexcept { return 8 / bits; }
+  /// Smallest code: -2^(bits-1) signed, 0 unsigned.
+  constexpr int min() const noexcept { return is_signed ? -(1 << (bits - 1)) : 0; }
+  /// Largest code: 2^(bits-1) - 1 signed, 2^bits - 1 unsigned.
+  constexpr int max() const noexcept { return is_signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1; }
+  friend constexpr bool operator==(const packed_format& a, const packed_format& b) noexcept {
+    return a.bits == b.bits && a.is_signed == b.is_signed;
+  }
+};
+
+/// The packings, by the ONNX / OCP names of their codes.
+namespace packings {
+inline constexpr packed_format int4{4, true, "int4"};
+inline constexpr packed_format uint4{4, false, "uint4"};
+inline constexpr packed_format int2{2, true, "int2"};
+inline constexpr packed_format uint2{2, false, "uint2"};
+/// 1-bit codes: bits, e.g. BipolarQuant's (quantize_codes into uint8).
+inline constexpr packed_format uint1{1, false, "uint1"};
+/// FP4 E2M1 bit patterns (minifloat codes of formats::fp4_e2m1): as uint4.
+inline constexpr packed_format fp4_e2m1{4, false, "fp4_e2m1"};
+}  // namespace packings
+
+/// Bytes that `count` codes take in packing `f` (a partial last byte counts).
+constexpr std::size_t packed_size(const packed_format& f, std::size_t count) noexcept {
+  const std::size_t k = static_cast<std::size_t>(f.per_byte());
+  return count / k + (count % k != 0 ? 1 : 0);
+}
+
+namespace detail {
+
+inline constexpr std::uint64_t bytes_of(std::uint8_t b) noexcept { return 0x0101010101010101ull * b; }
+
+/// Eight codes (bytes, little-endian in a word) into 8 * bits / 8 = `bits`
+/// bytes of a word's low end: three merge steps, pairs of bytes, of 16-bit
+/// and of 32-bit lanes. The same function serves the body and the
+/// zero-padded tail.
+inline std::uint64_t pack_word(std::uint64_t w, int bits) noexcept {
+  const std::uint64_t one = (std::uint64_t(1) << bits) - 1;
+  w &= bytes_of(static_cast<std::uint8_t>(one));
+  w = (w | (w >> (8 - bits))) & (0x0001000100010001ull * ((one << bits) | one));
+  w = (w | (w >> (16 - 2 * bits))) & (0x0000000100000001ull * ((std::uint64_t(1) << (4 * bits)) - 1));
+  w = (w | (w >> (32 - 4 * bits))) & ((std::uint64_t(1) << (8 * bits)) - 1);
+  return w;
+}
+
+/// The inverse: `bits` bytes into eight codes, sign-extended if `sgn`.
+inline std::uint64_t unpack_word(std::uint64_t w, int bits, bool sgn) noexcept {
+  const std::uint64_t one = (std::uint64_t(1) << bits) - 1;
+  w = (w | (w << (32 - 4 * bits))) & (0x0000000100000001ull * ((std::uint64_t(1) << (4 * bits)) - 1));
+  w = (w | (w << (16 - 2 * bits))) & (0x0001000100010001ull * ((one << bits) | one));
+  w = (w | (w << (8 - bits))) & bytes_of(static_cast<std::uint8_t>(one));
+  if (sgn) {
+    // Copy each code's sign bit into the byte's high bits (no carry between
+    // bytes: the product stays within the byte).
+    const std::uint64_t s = w & bytes_of(static_cast<std::uint8_t>(1u << (bits - 1)));
+    w |= s * ((0x100u >> (bits - 1)) - 2u);
+  }
+  return w;
+}
+
+/// Nonzero if some byte of w is not a code of packing (bits, sgn).
+inline std::uint64_t bad_bytes(std::uint64_t w, int bits, bool sgn) noexcept {
+  const std::uint64_t high = bytes_of(static_cast<std::uint8_t>(0xffu << bits));
+  if (!sgn) return w & high;
+  // Byte-wise w + 2^(bits-1) (no carry between bytes): in range iff the
+  // sum has no bit at or above `bits`.
+  const std::uint64_t h = bytes_of(0x80);
+  const std::uint64_t sum = ((w & ~h) + bytes_of(static_cast<std::uint8_t>(1u << (bits - 1)))) ^ (w & h);
+  return sum & high;
+}
+
+inline void check_packing(const packed_format& f) {
+  if (!(f.bits == 1 || f.bits == 2 || f.bits == 4) || (f.bits == 1 && f.is_signed))
+    throw error(std::string("lowbit::pack: packing ") + (f.name ? f.name : "?") + " has bits = " +
+                std::to_string(f.bits) + (f.is_signed ? " signed" : " unsigned") +
+                "; expected 4 or 2 bits (signed or not) or 1 bit unsigned");
+}
+
+template <class R>
+using range_value = std::remove_cv_t<std::remove_reference_t<std::ranges::range_reference_t<R>>>;
+
+inline std::uint64_t load_word(const std::uint8_t* p, std::size_t n) noexcept {
+  std::uint64_t w = 0;
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(&w, p, n);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) w |= std::uint64_t(p[i]) << (8 * i);
+  }
+  return w;
+}
+
+inline void store_word(std::uint8_t* p, std::uint64_t w, std::size_t n) noexcept {
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(p, &w, n);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<std::uint8_t>(w >> (8 * i));
+  }
+}
+
+}  // namespace detail
+
+/**
+ * Packs `codes` (a contiguous range of a lowbit::code_type, e.g. the output
+ * of quantize_codes) into `packed` (a contiguous range of std::uint8_t of
+ * exactly packed_size(f, codes.size()) bytes).
+ * @throws lowbit::error for a packed of another size or a code outside
+ *         f.min()..f.max(). Nothing is written then.
+ */
+template <class Codes, class Packed>
+  requires std::ranges::contiguous_range<const Codes&> && std::ranges::sized_range<const Codes&> &&
+           std::ranges::contiguous_range<Packed&> && std::ranges::sized_range<Packed&>
+void pack(const packed_format& f, const Codes& codes, Packed&& packed) {
+  using C = detail::range_value<const Codes&>;
+  static_assert(code_type<C>, "lowbit::pack: codes must be int8, uint8, int16, uint16 or int32");
+  static_assert(std::is_same_v<std::ranges::range_reference_t<Packed&>, std::uint8_t&>,
+                "lowbit::pack: packed must be a mutable contiguous range of std::uint8_t");
+  detail::check_packing(f);
+  const C* c = std::ranges::data(codes);
+  const std::size_t n = std::ranges::size(codes);
+  std::uint8_t* out = std::ranges::data(packed);
+  const std::size_t want = packed_size(f, n);
+  if (std::ranges::size(packed) != want)
+    throw error(std::string("lowbit::pack: packed has ") + std::to_string(std::ranges::size(packed)) +
+                " bytes; expected " + std::to_string(want) + " for " + std::to_string(n) + " " + f.name + " codes");
+  const int bits = f.bits;
+  const bool sgn = f.is_signed;
+  // Validate everything first.
+  bool bad = false;
+  if constexpr (sizeof(C) == 1) {
+    std::uint64_t acc = 0;
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) acc |= detail::bad_bytes(detail::load_word(reinterpret_cast<const std::uint8_t*>(c + i), 8), bits, sgn);
+    if (i < n) acc |= detail::bad_bytes(detail::load_word(reinterpret_cast<const std::uint8_t*>(c + i), n - i), bits, sgn);
+    bad = acc != 0;
+  } else {
+    const long long lo = f.min(), hi = f.max();
+    for (std::size_t i = 0; i < n; ++i) bad |= static_cast<long long>(c[i]) < lo || static_cast<long long>(c[i]) > hi;
+  }
+  if (bad)
+    for (std::size_t i = 0; i < n; ++i)
+      if (c[i] < f.min() || c[i] > f.max())
+        throw error("lowbit::pack: codes[" + std::to_string(i) + "] = " + std::to_string(static_cast<long long>(c[i])) +
+                    " is invalid; expected an " + f.name + " code from " + std::to_string(f.min()) + " to " +
+                    std::to_string(f.max()));
+  // Eight codes per word, `bits` bytes out.
+  const std::size_t full = n / 8;
+  auto word_at = [&](std::size_t i, std::size_t k) -> std::uint64_t {
+    if constexpr (sizeof(C) == 1) {
+      return detail::load_word(reinterpret_cast<const std::uint8_t*>(c + i), k);
+    } else {
+      std::uint8_t b[8] = {};
+      for (std::size_t j = 0; j < k; ++j) b[j] = static_cast<std::uint8_t>(c[i + j]);
+      return detail::load_word(b, 8);
+    }
+  };
+  const std::size_t ob = static_cast<std::size_t>(bits);  // bytes per word out
+  for (std::size_t w = 0; w < full; ++w) detail::store_word(out + w * ob, detail::pack_word(word_at(8 * w, 8), bits), ob);
+  if (const std::size_t rest = n - 8 * full; rest != 0)
+    detail::store_word(out + full * ob, detail::pack_word(word_at(8 * full, rest), bits), want - full * ob);
+}
+
+/**
+ * Unpacks `packed` (exactly packed_size(f, codes.size()) bytes) into
+ * `codes`, sign-extending signed packings.
+ * @throws lowbit::error for a packed of another size, a code type that
+ *         cannot hold f's codes (unsigned for a signed packing), or nonzero
+ *         unused high bits in the last byte. Nothing is written then.
+ */
+template <class Packed, class Codes>
+  requires std::ranges::contiguous_range<const Packed&> && std::ranges::sized_range<const Packed&> &&
+           std::ranges::contiguous_range<Codes&> && std::ranges::sized_range<Codes&>
+void unpack(const packed_format& f, const Packed& packed, Codes&& codes) {
+  using C = detail::range_value<Codes&>;
+  static_assert(code_type<C>, "lowbit::unpack: codes must be int8, uint8, int16, uint16 or int32");
+  static_assert(std::is_same_v<detail::range_value<const Packed&>, std::uint8_t>,
+                "lowbit::unpack: packed must be a contiguous range of std::uint8_t");
+  detail::check_packing(f);
+  if (f.is_signed && std::is_unsigned_v<C>)
+    throw error(std::string("lowbit::unpack: ") + detail::code_type_name<C>() + " codes cannot hold " + f.name +
+                " codes (down to " + std::to_string(f.min()) + "); expected a signed code type");
+  const std::uint8_t* in = std::ranges::data(packed);
+  C* c = std::ranges::data(codes);
+  const std::size_t n = std::ranges::size(codes);
+  const std::size_t want = packed_size(f, n);
+  if (std::ranges::size(packed) != want)
+    throw error(std::string("lowbit::unpack: packed has ") + std::to_string(std::ranges::size(packed)) +
+                " bytes; expected " + std::to_string(want) + " for " + std::to_string(n) + " " + f.name + " codes");
+  const int bits = f.bits;
+  const std::size_t used = n % static_cast<std::size_t>(f.per_byte());
+  if (used != 0 && (in[want - 1] >> (used * static_cast<std::size_t>(bits))) != 0)
+    throw error("lowbit::unpack: packed[" + std::to_string(want - 1) + "] = " + std::to_string(in[want - 1]) +
+                " has nonzero unused high bits; expected them zero (" + std::to_string(used) + " " + f.name +
+                " codes in the last byte)");
+  const std::size_t ib = static_cast<std::size_t>(bits);
+  const std::size_t full = n / 8;
+  auto put = [&](std::size_t i, std::uint64_t w, std::size_t k) {
+    if constexpr (sizeof(C) == 1) {
+      detail::store_word(reinterpret_cast<std::uint8_t*>(c + i), w, k);
+    } else {
+      for (std::size_t j = 0; j < k; ++j) {
+        const auto b = static_cast<std::uint8_t>(w >> (8 * j));
+        c[i + j] = f.is_signed ? static_cast<C>(static_cast<std::int8_t>(b)) : static_cast<C>(b);
+      }
+    }
+  };
+  for (std::size_t w = 0; w < full; ++w) put(8 * w, detail::unpack_word(detail::load_word(in + w * ib, ib), bits, f.is_signed), 8);
+  if (const std::size_t rest = n - 8 * full; rest != 0)
+    put(8 * full, detail::unpack_word(detail::load_word(in + full * ib, want - full * ib), bits, f.is_signed), rest);
+}
+
+LOWBIT_END_NAMESPACE  // namespace lowbit
+
+#endif  // LOWBIT_PACKING_HPP
