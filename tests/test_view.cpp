@@ -3,6 +3,8 @@
 #include <lowbit/view.hpp>
 
 #include <array>
+#include <limits>
+#include <string>
 #include <span>
 #include <vector>
 
@@ -78,4 +80,103 @@ TEST_CASE("tensor arguments: spans, vectors, views, scalars", "[view]") {
   CHECK(d.ext[0] == 7);
   CHECK(d.str[0] == 1);
   CHECK(d.data == v.data());
+}
+
+// ---- limits: element counts and spans ----------------------------------------
+
+namespace {
+constexpr std::size_t big_n = (std::size_t(1) << 31) + 17;  // past INT_MAX and UINT32_MAX / 2
+constexpr std::ptrdiff_t pmax = std::numeric_limits<std::ptrdiff_t>::max();
+
+/// An mdspan-like view with whatever extents and strides it is given (no
+/// checks of its own, unlike strided_view), of index type I.
+template <class I>
+struct raw_view {
+  using element_type = float;
+  using data_handle_type = float*;
+  using reference = float&;
+  float* p;
+  std::array<I, 2> e, s;
+  static constexpr std::size_t rank() { return 2; }
+  I extent(std::size_t r) const { return e[r]; }
+  I stride(std::size_t r) const { return s[r]; }
+  float* data_handle() const { return p; }
+};
+}  // namespace
+
+TEST_CASE("shape: an element count that overflows std::size_t is rejected at construction",
+          "[view][errors][large]") {
+  const std::size_t big = std::size_t(1) << 40;
+  REQUIRE_THROWS_WITH((lowbit::shape{big, big}),
+                      lowbit_test::contains_substring("element count of shape [1099511627776, 1099511627776]") &&
+                          lowbit_test::contains_substring("overflows std::size_t"));
+  // An extent 0 makes the count 0 whatever the other extents are.
+  CHECK(lowbit::shape{big, big, 0}.count() == 0);
+  CHECK(lowbit::shape{0, big, big}.count() == 0);
+  // Past 2^32 and up to SIZE_MAX itself.
+  CHECK(lowbit::shape{2, big_n}.count() == 2 * big_n);
+  const std::size_t m = std::numeric_limits<std::size_t>::max();
+  CHECK(lowbit::shape{m}.count() == m);
+  CHECK(lowbit::shape{m / 3, 3}.count() == m / 3 * 3);
+  REQUIRE_THROWS_AS((lowbit::shape{m / 3 + 1, 3}), lowbit::error);
+}
+
+TEST_CASE("strided_view: broadcast views past 2^31 elements over one element", "[view][large]") {
+  float one = 1.5f;
+  lowbit::strided_view<float> v(&one, {big_n}, {0});
+  CHECK(v.size() == big_n);
+  lowbit::strided_view<float> w(&one, {2, big_n}, {1, 0});
+  CHECK(w.size() == 2 * big_n);
+  const auto d = lowbit::detail::to_nd(w);
+  CHECK(d.ext[1] == big_n);
+  CHECK(d.str[0] == 1);
+  CHECK(d.get_shape().count() == 2 * big_n);
+}
+
+TEST_CASE("strided_view: spans whose byte offsets overflow std::ptrdiff_t are rejected",
+          "[view][errors][large]") {
+  float buf[4] = {};
+  // The largest span allowed for float: (extent - 1) * |stride| * 4 <= PTRDIFF_MAX.
+  const std::ptrdiff_t lim = pmax / 4;
+  CHECK(lowbit::strided_view<float>(buf, {2}, {lim}).stride(0) == lim);
+  CHECK(lowbit::strided_view<float>(buf, {2}, {-lim}).stride(0) == -lim);
+  CHECK(lowbit::strided_view<double>(nullptr, {2}, {pmax / 8}).stride(0) == pmax / 8);
+  REQUIRE_THROWS_WITH(lowbit::strided_view<float>(buf, {2}, {lim + 1}),
+                      lowbit_test::contains_substring("lowbit::strided_view: a view of shape [2] with strides [" +
+                                                      std::to_string(lim + 1) + "] spans " +
+                                                      std::to_string(lim + 1) + " elements of 4 bytes") &&
+                          lowbit_test::contains_substring("expected at most " + std::to_string(lim) + " elements"));
+  REQUIRE_THROWS_AS(lowbit::strided_view<double>(nullptr, {2}, {pmax / 8 + 1}), lowbit::error);
+  // The sum over dimensions counts, and so do negative strides.
+  REQUIRE_THROWS_AS(lowbit::strided_view<float>(buf, {2, 2}, {lim / 2 + 1, -(lim / 2 + 1)}), lowbit::error);
+  // |PTRDIFF_MIN| and products past 2^64 do not wrap around.
+  REQUIRE_THROWS_WITH(lowbit::strided_view<float>(buf, {2}, {std::numeric_limits<std::ptrdiff_t>::min()}),
+                      lowbit_test::contains_substring("spans 9223372036854775808 elements"));
+  REQUIRE_THROWS_WITH(lowbit::strided_view<float>(buf, {std::size_t(1) << 40}, {std::ptrdiff_t(1) << 40}),
+                      lowbit_test::contains_substring("spans more than 2^64 elements"));
+  // A stride along an extent of 1 or 0 is never used.
+  CHECK(lowbit::strided_view<float>(buf, {1, 3}, {pmax, 1}).size() == 3);
+  CHECK(lowbit::strided_view<float>(buf, {0, 3}, {pmax, pmax}).size() == 0);
+  // Row-major views: the size in bytes must fit.
+  CHECK(lowbit::strided_view<float>(buf, {std::size_t(1) << 30, 4}).stride(0) == 4);
+  REQUIRE_THROWS_AS(lowbit::strided_view<float>(buf, {std::size_t(1) << 61, 2}), lowbit::error);
+  REQUIRE_THROWS_AS(lowbit::strided_view<float>(buf, {std::size_t(1) << 62}), lowbit::error);
+  CHECK(lowbit::strided_view<float>(buf, {0, std::size_t(1) << 62, 8}).size() == 0);
+}
+
+TEST_CASE("tensor arguments: mdspan-like views with out-of-range extents or strides are rejected",
+          "[view][errors][large]") {
+  float buf[8] = {};
+  using lowbit::detail::to_nd;
+  CHECK(to_nd(raw_view<std::ptrdiff_t>{buf, {2, 3}, {3, 1}}).ext[0] == 2);
+  REQUIRE_THROWS_WITH(to_nd(raw_view<std::ptrdiff_t>{buf, {2, 3}, {pmax / 2, 1}}),
+                      lowbit_test::contains_substring("a view of shape [2, 3] with strides [" +
+                                                      std::to_string(pmax / 2) + ", 1]"));
+  REQUIRE_THROWS_WITH(to_nd(raw_view<std::ptrdiff_t>{buf, {-2, 3}, {3, 1}}),
+                      lowbit_test::contains_substring("extent -2 in dimension 0"));
+  REQUIRE_THROWS_WITH(to_nd(raw_view<std::size_t>{buf, {2, 3}, {std::size_t(1) << 63, 1}}),
+                      lowbit_test::contains_substring("stride 9223372036854775808 in dimension 0") &&
+                          lowbit_test::contains_substring("expected a stride that fits in std::ptrdiff_t"));
+  REQUIRE_THROWS_WITH(to_nd(raw_view<std::size_t>{buf, {std::size_t(1) << 40, std::size_t(1) << 40}, {0, 0}}),
+                      lowbit_test::contains_substring("overflows std::size_t"));
 }

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstddef>
 #include <initializer_list>
+#include <limits>
 #include <string>
 
 #include "config.hpp"
@@ -63,6 +64,23 @@ inline shape broadcast_shape(std::initializer_list<shape> shapes,
     }
     ++k;
   }
+  std::size_t count = 0;
+  if (!detail::checked_count(out.data(), rank, count)) {
+    std::string dims = "[";
+    for (std::size_t d = 0; d < rank; ++d) dims += (d ? ", " : "") + std::to_string(out[d]);
+    dims += "]";
+    std::string what;
+    std::size_t i = 0;
+    for (const shape& s : shapes) {
+      what += (i ? ", " : "") +
+              (i < names.size() ? std::string(names.begin()[i]) : "input " + std::to_string(i)) + " " +
+              s.to_string();
+      ++i;
+    }
+    throw error(std::string(op) + ": the broadcast of " + what + " has shape " + dims +
+                ", whose element count overflows std::size_t; expected at most " +
+                std::to_string(std::numeric_limits<std::size_t>::max()) + " elements");
+  }
   return shape(out.begin(), out.begin() + rank);
 }
 
@@ -108,8 +126,16 @@ loop_plan<N> make_plan(const shape& out, const std::array<const nd_geom*, N>& op
       s[k] = (j < 0 || o.ext[static_cast<std::size_t>(j)] == 1) ? 0 : o.str[static_cast<std::size_t>(j)];
     }
     bool merge = n > 0;
-    for (std::size_t k = 0; k < N && merge; ++k)
-      merge = s[k] == str[k][n - 1] * static_cast<std::ptrdiff_t>(ext[n - 1]);
+    for (std::size_t k = 0; k < N && merge; ++k) {
+      // s[k] == str * ext, without computing a product that overflows (a
+      // stride that fits in std::ptrdiff_t never equals one that does not).
+      const std::ptrdiff_t in = str[k][n - 1];
+      const std::size_t e = ext[n - 1];
+      constexpr std::size_t pmax = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
+      const std::size_t mag = in < 0 ? std::size_t(0) - static_cast<std::size_t>(in) : static_cast<std::size_t>(in);
+      merge = in == 0 ? s[k] == 0
+                      : e <= pmax && mag <= pmax / e && s[k] == in * static_cast<std::ptrdiff_t>(e);
+    }
     if (merge) {
       ext[n - 1] *= out[d];
     } else {
@@ -152,9 +178,13 @@ void for_each_outer_range(const loop_plan<N>& p, std::size_t first, std::size_t 
     f(off);
     if (++pos == last) return;
     for (std::size_t d = p.rank; d-- > 0;) {
-      for (std::size_t k = 0; k < N; ++k) off[k] += p.str[k][d];
-      if (++idx[d] < p.ext[d]) break;
-      for (std::size_t k = 0; k < N; ++k) off[k] -= p.str[k][d] * static_cast<std::ptrdiff_t>(p.ext[d]);
+      // Step or wrap around: the offsets never leave the operand's span
+      // (checked when its view was read), not even for a moment.
+      if (++idx[d] < p.ext[d]) {
+        for (std::size_t k = 0; k < N; ++k) off[k] += p.str[k][d];
+        break;
+      }
+      for (std::size_t k = 0; k < N; ++k) off[k] -= p.str[k][d] * static_cast<std::ptrdiff_t>(p.ext[d] - 1);
       idx[d] = 0;
     }
   }

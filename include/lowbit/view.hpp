@@ -18,14 +18,42 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "config.hpp"
 #include "error.hpp"
 
 LOWBIT_BEGIN_NAMESPACE
 
+namespace detail {
+
+/// n = the product of ext[0, rank) (0 when one of them is 0); false when
+/// that product does not fit in std::size_t.
+inline bool checked_count(const std::size_t* ext, std::size_t rank, std::size_t& n) noexcept {
+  n = 1;
+  bool overflow = false;
+  for (std::size_t i = 0; i < rank; ++i) {
+    if (ext[i] == 0) {
+      n = 0;
+      return true;
+    }
+    if (n > std::numeric_limits<std::size_t>::max() / ext[i]) overflow = true;
+    n *= ext[i];  // unsigned: wraps, and the result is discarded on overflow
+  }
+  return !overflow;
+}
+
+}  // namespace detail
+
 /**
  * The extents of a tensor: rank 0 to lowbit::max_rank, row-major.
+ *
+ * **Limits**: the element count, the product of the extents, must fit in
+ * std::size_t (a shape with an extent 0 has count 0 and is always valid);
+ * constructing a shape whose count overflows throws lowbit::error. All
+ * indexing in lowbit is done in std::size_t (positions) and std::ptrdiff_t
+ * (element offsets), never in `int`, so tensors of 2^31 elements and more
+ * are addressed correctly.
  *
  * **Example**:
  * ```
@@ -49,15 +77,16 @@ class shape {
   constexpr std::size_t operator[](std::size_t i) const noexcept { return dims_[i]; }
   constexpr std::size_t& operator[](std::size_t i) noexcept { return dims_[i]; }
 
-  /// Product of the extents (1 for rank 0).
-  /// @throws lowbit::error if the product does not fit in std::size_t.
+  /// Product of the extents (1 for rank 0, 0 when any extent is 0).
+  /// @throws lowbit::error if the product does not fit in std::size_t
+  ///         (only possible after changing an extent with operator[]: the
+  ///         constructors reject such shapes).
   std::size_t count() const {
     std::size_t n = 1;
-    for (std::size_t i = 0; i < rank_; ++i) {
-      if (dims_[i] != 0 && n > std::numeric_limits<std::size_t>::max() / dims_[i])
-        throw error("lowbit: the element count of shape " + to_string() + " overflows std::size_t");
-      n *= dims_[i];
-    }
+    if (!detail::checked_count(dims_.data(), rank_, n))
+      throw error("lowbit: the element count of shape " + to_string() +
+                  " overflows std::size_t; expected a product of extents of at most " +
+                  std::to_string(std::numeric_limits<std::size_t>::max()));
     return n;
   }
 
@@ -93,6 +122,7 @@ class shape {
         if (v < 0) throw error("lowbit: shape extent " + std::to_string(v) + " is negative");
       dims_[rank_++] = static_cast<std::size_t>(v);
     }
+    count();  // rejects a shape whose element count overflows std::size_t
   }
 
   std::array<std::size_t, max_rank> dims_{};
@@ -101,6 +131,59 @@ class shape {
 
 /// "[2, 3, 4]".
 inline std::string to_string(const shape& s) { return s.to_string(); }
+
+namespace detail {
+
+/// The largest element offset, in bytes, that lowbit accepts in a view:
+/// pointer arithmetic is done in std::ptrdiff_t.
+inline constexpr std::size_t max_span_bytes = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
+
+/**
+ * Checks that a view of `rank` extents `ext` and strides `str` (in elements
+ * of `elem_size` bytes) can be addressed: its span, the distance in bytes
+ * between its lowest and highest element, sum over the dimensions of
+ * (extent - 1) * |stride| * elem_size, must not exceed PTRDIFF_MAX. Every
+ * offset lowbit computes within such a view (also the partial sums and
+ * the steps of its loops) then fits in std::ptrdiff_t. A view with an
+ * extent 0 addresses nothing and is always valid.
+ * @throws lowbit::error naming `what`, the shape, the strides and the span.
+ */
+inline void check_span(const char* what, const std::size_t* ext, const std::ptrdiff_t* str, std::size_t rank,
+                       std::size_t elem_size) {
+  for (std::size_t r = 0; r < rank; ++r)
+    if (ext[r] == 0) return;
+  constexpr std::size_t umax = std::numeric_limits<std::size_t>::max();
+  std::size_t span = 0;  // in elements
+  bool overflow = false;
+  for (std::size_t r = 0; r < rank && !overflow; ++r) {
+    // |stride| without overflow for PTRDIFF_MIN.
+    const std::size_t mag = str[r] < 0 ? std::size_t(0) - static_cast<std::size_t>(str[r])
+                                       : static_cast<std::size_t>(str[r]);
+    const std::size_t e = ext[r] - 1;
+    if (mag != 0 && e > umax / mag) {
+      overflow = true;
+      break;
+    }
+    if (span > umax - e * mag) {
+      overflow = true;
+      break;
+    }
+    span += e * mag;
+  }
+  if (!overflow && span <= max_span_bytes / elem_size) return;
+  std::string strides = "[";
+  for (std::size_t r = 0; r < rank; ++r) strides += (r ? ", " : "") + std::to_string(str[r]);
+  strides += "]";
+  throw error(std::string(what) + ": a view of shape " + shape(ext, ext + rank).to_string() +
+              " with strides " + strides + " spans " +
+              (overflow ? std::string("more than 2^64 elements")
+                        : std::to_string(span) + " elements of " + std::to_string(elem_size) + " bytes") +
+              " between its first and last element (the sum of (extent - 1) * |stride|); expected at most " +
+              std::to_string(max_span_bytes / elem_size) +
+              " elements, so that every byte offset fits in std::ptrdiff_t");
+}
+
+}  // namespace detail
 
 /**
  * A non-owning N-d view of `T` with arbitrary strides, counted in elements:
@@ -125,12 +208,20 @@ class strided_view {
   using data_handle_type = T*;
 
   /// Row-major (C order) contiguous view.
+  /// @throws lowbit::error if its size in bytes exceeds PTRDIFF_MAX.
   strided_view(T* data, const shape& extents) : data_(data), extents_(extents) {
-    std::ptrdiff_t s = 1;
+    if (extents_.count() == 0) return;  // addresses nothing; the strides stay 0
+    std::size_t s = 1;  // a suffix product of the count: no overflow
     for (std::size_t r = extents_.rank(); r-- > 0;) {
-      strides_[r] = s;
-      s *= static_cast<std::ptrdiff_t>(extents_[r]);
+      if (s > detail::max_span_bytes) {  // then the span check below throws
+        strides_[r] = std::numeric_limits<std::ptrdiff_t>::max();
+      } else {
+        strides_[r] = static_cast<std::ptrdiff_t>(s);
+      }
+      s *= extents_[r];
     }
+    detail::check_span("lowbit::strided_view", extents_.begin(), strides_.data(), extents_.rank(),
+                       sizeof(T));
   }
 
   /// Explicit strides, one per dimension, in elements.
@@ -157,6 +248,8 @@ class strided_view {
                   std::to_string(extents_.rank()));
     std::size_t r = 0;
     for (std::ptrdiff_t s : strides) strides_[r++] = s;
+    detail::check_span("lowbit::strided_view", extents_.begin(), strides_.data(), extents_.rank(),
+                       sizeof(T));
   }
 
   /// A const view of a mutable one.
@@ -276,9 +369,22 @@ auto to_nd(V&& v) {
     d.data = v.data_handle();
     d.rank = v.rank();
     for (std::size_t r = 0; r < d.rank; ++r) {
-      d.ext[r] = static_cast<std::size_t>(v.extent(r));
-      d.str[r] = static_cast<std::ptrdiff_t>(v.stride(r));
+      const auto e = v.extent(r);
+      const auto st = v.stride(r);
+      if constexpr (std::is_integral_v<decltype(e)>)
+        if (!std::in_range<std::size_t>(e))
+          throw error("lowbit: a view has extent " + std::to_string(e) + " in dimension " + std::to_string(r) +
+                      "; expected a non-negative extent that fits in std::size_t");
+      if constexpr (std::is_integral_v<decltype(st)>)
+        if (!std::in_range<std::ptrdiff_t>(st))
+          throw error("lowbit: a view has stride " + std::to_string(st) + " in dimension " + std::to_string(r) +
+                      "; expected a stride that fits in std::ptrdiff_t");
+      d.ext[r] = static_cast<std::size_t>(e);
+      d.str[r] = static_cast<std::ptrdiff_t>(st);
     }
+    (void)d.get_shape();  // throws if the element count overflows std::size_t
+    if constexpr (!std::is_void_v<E>)
+      check_span("lowbit", d.ext.data(), d.str.data(), d.rank, sizeof(E));
   } else {
     d.data = std::ranges::data(v);
     d.rank = 1;

@@ -367,6 +367,9 @@ void scatter_tile(T* base, const tile_access& a, std::size_t cols, std::size_t j
 /// Whether operands a (at pa) and b (at pb) of `plan` share any byte.
 template <std::size_t N, class T>
 bool overlaps(const loop_plan<N>& plan, std::size_t a, const T* pa, std::size_t b, const T* pb) noexcept {
+  // Offsets within an operand's span (checked when its view was read, see
+  // detail::check_span) fit in std::ptrdiff_t, in bytes too; the addresses
+  // are formed in unsigned arithmetic, which cannot overflow.
   auto range = [&](std::size_t k, const T* base) {
     std::ptrdiff_t lo = 0, hi = 0;
     for (std::size_t d = 0; d < plan.rank; ++d) {
@@ -374,8 +377,9 @@ bool overlaps(const loop_plan<N>& plan, std::size_t a, const T* pa, std::size_t 
       (span < 0 ? lo : hi) += span;
     }
     const auto u = reinterpret_cast<std::uintptr_t>(base);
-    return std::pair<std::uintptr_t, std::uintptr_t>{u + static_cast<std::uintptr_t>(lo * std::ptrdiff_t(sizeof(T))),
-                                                     u + static_cast<std::uintptr_t>((hi + 1) * std::ptrdiff_t(sizeof(T)))};
+    return std::pair<std::uintptr_t, std::uintptr_t>{
+        u - static_cast<std::uintptr_t>(-lo) * sizeof(T),
+        u + static_cast<std::uintptr_t>(hi) * sizeof(T) + sizeof(T)};
   };
   const auto [alo, ahi] = range(a, pa);
   const auto [blo, bhi] = range(b, pb);
