@@ -141,6 +141,12 @@ std::string format_integral(T v) {
   return format_value(v);
 }
 
+/// c[i] = C(q[i]) for i < n, q already validated (integers in C's range).
+template <class C, class T>
+void convert_codes(const T* q, C* c, std::size_t n) noexcept {
+  for (std::size_t i = 0; i < n; ++i) c[i] = static_cast<C>(q[i]);
+}
+
 /// Formats a code-range mismatch for a bit-width element.
 template <class C, class T>
 [[noreturn]] void throw_code_range(const char* op, const std::string& where, T lo, T hi) {
@@ -199,12 +205,20 @@ void write_codes(const char* op, const shape& out, const nd<const T>& x, nd<C>& 
                                       : std::string("an integer from ") + format_integral(lo) + " to " +
                                             format_integral(hi) + " (" + code_type_name<C>() + " codes" +
                                             (bits ? " as bits" : "") + ")"));
-  auto code_of = [bits](T v) { return bits ? static_cast<C>(v > T(0)) : static_cast<C>(v); };
+  // Two branch-free loops over local pointers (a store through an 8-bit C
+  // may alias anything, so q[i] through the vector would be reloaded each
+  // time); the compiler vectorizes them at -O3.
+  const T* const qp = q.data();
   if (is_row_major(cd)) {
-    C* c = cd.data;
-    for (std::size_t i = 0; i < n; ++i) c[i] = code_of(q[i]);
+    C* const c = cd.data;
+    if (bits)
+      for (std::size_t i = 0; i < n; ++i) c[i] = static_cast<C>(qp[i] > T(0));
+    else
+      convert_codes(qp, c, n);
   } else {
-    for_each_offset(cd, [&](std::size_t i, std::ptrdiff_t off) { cd.data[off] = code_of(q[i]); });
+    for_each_offset(cd, [&](std::size_t i, std::ptrdiff_t off) {
+      cd.data[off] = bits ? static_cast<C>(q[i] > T(0)) : static_cast<C>(q[i]);
+    });
   }
 }
 
@@ -212,17 +226,24 @@ void write_codes(const char* op, const shape& out, const nd<const T>& x, nd<C>& 
 /// `bits`: 0 -> -1, 1 -> +1, anything else rejected.
 template <class T, class C>
 std::vector<T> codes_to_values(const char* op, const nd<const C>& cd, bool bits) {
-  std::vector<T> v(cd.get_shape().count());
+  const std::size_t n = cd.get_shape().count();
+  std::vector<T> v(n);
   bool bad = false;
-  for_each_offset(cd, [&](std::size_t i, std::ptrdiff_t off) {
-    const C c = cd.data[off];
-    if (bits) {
-      bad |= c > C(1) || c < C(0);
-      v[i] = c ? T(1) : T(-1);
-    } else {
-      v[i] = static_cast<T>(c);
-    }
-  });
+  if (is_row_major(cd) && !bits) {
+    const C* const c = cd.data;
+    T* const vp = v.data();
+    for (std::size_t i = 0; i < n; ++i) vp[i] = static_cast<T>(c[i]);
+  } else {
+    for_each_offset(cd, [&](std::size_t i, std::ptrdiff_t off) {
+      const C c = cd.data[off];
+      if (bits) {
+        bad |= c > C(1) || c < C(0);
+        v[i] = c ? T(1) : T(-1);
+      } else {
+        v[i] = static_cast<T>(c);
+      }
+    });
+  }
   if (bad)
     for_each_offset(cd, [&](std::size_t i, std::ptrdiff_t off) {
       const C c = cd.data[off];
@@ -524,7 +545,7 @@ void dequantize(const trunc_v1<S>& op, const Codes& codes, const Scale& scale, c
 
 /**
  * BipolarQuant to codes: -1 and +1 with a signed code type, bits 0 (for -1)
- * and 1 (for +1) with an unsigned one (ready for lowbit::pack_bits).
+ * and 1 (for +1) with an unsigned one (ready for lowbit::pack with lowbit::packings::uint1).
  * NaN: -1 in the reference semantics (QONNX), an error in the exact ones.
  */
 template <semantics S, tensor_arg X, tensor_arg Scale, tensor_arg Codes>
