@@ -481,7 +481,9 @@ lowbit::minifloat_format pick_format(FuzzedDataProvider& in) {
     f.exponent_bits = in.ConsumeIntegralInRange<int>(-1, 10);
     f.mantissa_bits = in.ConsumeIntegralInRange<int>(-1, 25);
     f.bias = in.ConsumeIntegralInRange<int>(-20, 140);
-    f.max_value = in.ConsumeBool() ? f.max_encodable() : static_cast<double>(pick_value<float>(in));
+    // max_encodable() shifts by exponent_bits: only for a sane layout.
+    const bool sane = f.exponent_bits >= 1 && f.mantissa_bits >= 0;
+    f.max_value = sane && in.ConsumeBool() ? f.max_encodable() : static_cast<double>(pick_value<float>(in));
     f.has_inf = in.ConsumeBool();
     f.has_nan = in.ConsumeBool();
     f.saturation = in.ConsumeBool();
