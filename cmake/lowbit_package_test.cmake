@@ -1,11 +1,15 @@
 # Packaging test, run by ctest as
 #   cmake -DBUILD_DIR=... -DWORK_DIR=... -DGENERATOR=... -DCXX=... -DBUILD_TYPE=...
-#         -DPREFIX_PATH=... -DXSIMD_DIR=... [-DDISPATCH=ON] -P lowbit_package_test.cmake
+#         -DPREFIX_PATH=... -DXSIMD_DIR=... [-DXSIMD_INCLUDES=<dir>|...]
+#         [-DTEST_PACKAGE_DIR=<repo>/packaging/conan/test_package] [-DDISPATCH=ON]
+#         -P lowbit_package_test.cmake
 # Installs the build tree to WORK_DIR/stage, writes a consumer project that
 # does find_package(lowbit CONFIG REQUIRED) and includes every public header,
-# then configures, builds and runs it. With DISPATCH, a second consumer uses
-# the installed lowbit_add_dispatch (ARCHS sse2 avx2, built at -O0 to keep
-# the test short) and checks dispatch::run() against the operator.
+# then configures, builds and runs it. With TEST_PACKAGE_DIR, the conan
+# recipe's test_package project is built against the stage and run, and its
+# source once more with the flags of the installed lowbit.pc. With DISPATCH,
+# a second consumer uses the installed lowbit_add_dispatch (ARCHS sse2 avx2,
+# built at -O0 to keep the test short) and checks dispatch::run() against the operator.
 cmake_minimum_required(VERSION 3.21)
 
 foreach(var BUILD_DIR WORK_DIR GENERATOR CXX)
@@ -70,6 +74,60 @@ list(GET exe 0 exe)
 execute_process(COMMAND "${exe}" COMMAND_ERROR_IS_FATAL ANY)
 list(LENGTH headers n)
 message(STATUS "lowbit_package_test: installed package found, ${n} public headers compiled, consumer ran")
+
+# The conan recipe's test_package (CMakeLists.txt and test_package.cpp, as
+# they are), built against the same staged install with CMAKE_PREFIX_PATH.
+if(TEST_PACKAGE_DIR)
+  set(tbin "${WORK_DIR}/test_package-build")
+  file(REMOVE_RECURSE "${tbin}")
+  execute_process(COMMAND "${CMAKE_COMMAND}" -G "${GENERATOR}" -S "${TEST_PACKAGE_DIR}" -B "${tbin}"
+    -C "${WORK_DIR}/init.cmake" COMMAND_ERROR_IS_FATAL ANY)
+  execute_process(COMMAND "${CMAKE_COMMAND}" --build "${tbin}" ${config_args} COMMAND_ERROR_IS_FATAL ANY)
+  file(GLOB_RECURSE texe "${tbin}/test_package" "${tbin}/*/test_package" "${tbin}/test_package.exe" "${tbin}/*/test_package.exe")
+  if(NOT texe)
+    message(FATAL_ERROR "lowbit_package_test: no test_package program under ${tbin}")
+  endif()
+  list(GET texe 0 texe)
+  execute_process(COMMAND "${texe}" COMMAND_ERROR_IS_FATAL ANY)
+  message(STATUS "lowbit_package_test: packaging/conan/test_package built against the staged install and ran")
+
+  # pkg-config: the installed lowbit.pc gives the flags to build the same
+  # source by hand. Skipped (and said so) without pkg-config or xsimd.pc.
+  find_program(pkg_config NAMES pkg-config pkgconf)
+  if(NOT pkg_config)
+    message(STATUS "lowbit_package_test: pkg-config step SKIPPED: no pkg-config program")
+  elseif(NOT EXISTS "${stage}/share/pkgconfig/lowbit.pc")
+    message(FATAL_ERROR "lowbit_package_test: ${stage}/share/pkgconfig/lowbit.pc was not installed")
+  else()
+    if(DEFINED ENV{PKG_CONFIG_PATH} AND NOT "$ENV{PKG_CONFIG_PATH}" STREQUAL "")
+      set(ENV{PKG_CONFIG_PATH} "${stage}/share/pkgconfig:$ENV{PKG_CONFIG_PATH}")
+    else()
+      set(ENV{PKG_CONFIG_PATH} "${stage}/share/pkgconfig")
+    endif()
+    execute_process(COMMAND "${pkg_config}" --exists xsimd RESULT_VARIABLE has_xsimd_pc)
+    if(NOT has_xsimd_pc EQUAL 0)
+      message(STATUS "lowbit_package_test: pkg-config step SKIPPED: xsimd has no .pc file on the pkg-config path")
+    else()
+      execute_process(COMMAND "${pkg_config}" --cflags --libs lowbit
+        OUTPUT_VARIABLE pc_flags OUTPUT_STRIP_TRAILING_WHITESPACE COMMAND_ERROR_IS_FATAL ANY)
+      separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
+      # This leg's xsimd first (its .pc may name /usr/include).
+      set(xsimd_flags)
+      string(REPLACE "|" ";" XSIMD_INCLUDES "${XSIMD_INCLUDES}")
+      foreach(dir IN LISTS XSIMD_INCLUDES)
+        if(dir AND NOT dir MATCHES "^/usr(/local)?/include/?$")
+          list(APPEND xsimd_flags -isystem "${dir}")
+        endif()
+      endforeach()
+      set(pexe "${WORK_DIR}/test_package-pkg-config")
+      execute_process(COMMAND "${CXX}" -std=c++20 ${xsimd_flags} "${TEST_PACKAGE_DIR}/test_package.cpp"
+        ${pc_flags} -o "${pexe}" COMMAND_ERROR_IS_FATAL ANY)
+      execute_process(COMMAND "${pexe}" COMMAND_ERROR_IS_FATAL ANY)
+      list(JOIN pc_flags " " pc_flags)
+      message(STATUS "lowbit_package_test: test_package.cpp built with `pkg-config --cflags --libs lowbit` (${pc_flags}) and ran")
+    endif()
+  endif()
+endif()
 
 if(NOT DISPATCH)
   return()
