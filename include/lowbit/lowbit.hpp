@@ -11,6 +11,7 @@
 #include "broadcast.hpp"
 #include "codes.hpp"
 #include "config.hpp"
+#include "data_type.hpp"
 #include "error.hpp"
 #include "error_stats.hpp"
 #include "float_quant.hpp"

@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * @file data_type.hpp
+ * QONNX data types by their canonical names: INT<n>, UINT<n>, BIPOLAR,
+ * BINARY, TERNARY, FIXED<w,i>, SCALEDINT<n>, FLOAT<e,m,b>, FLOAT32 and
+ * FLOAT16, with QONNX's answers to bitwidth, min, max, signed, is_integer
+ * and allowed(value), and the IntQuant or FloatQuant parameters that
+ * produce the type's values. The rules, name by name, are in
+ * docs/data_types.md.
+ *
+ * **Example**:
+ * ```
+ * const auto t = lowbit::data_type::parse("FIXED<8,3>");
+ * t.min();            // -4
+ * t.max();            // 3.96875
+ * t.allowed(1.25);    // true: 1.25 * 2^5 = 40 is an INT8 value
+ * const auto p = t.quant_params();  // signed 8 bits, scale 2^-5
+ * p.op(x, p.scale, p.zeropt, p.bitwidth, y);
+ * ```
+ */
+#ifndef LOWBIT_DATA_TYPE_HPP
+#define LOWBIT_DATA_TYPE_HPP
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include "config.hpp"
+#include "error.hpp"
+#include "int_quant.hpp"
+#include "minifloat.hpp"
+#include "rounding.hpp"
+
+LOWBIT_BEGIN_NAMESPACE
+
+/// The IntQuant functor and inputs that produce a data type's values:
+/// `op(x, scale, zeropt, bitwidth, y)`.
+template <semantics S = semantics::reference>
+struct int_quant_params {
+  int_quant<S> op;
+  float scale = 1.0f;
+  float zeropt = 0.0f;
+  float bitwidth = 8.0f;
+};
+
+/**
+ * A QONNX data type (qonnx.core.datatype), parsed from its canonical name.
+ * Values are `double`; integer types of more than 53 bits report min and
+ * max rounded to double, but `allowed` checks their range exactly.
+ */
+class data_type {
+ public:
+  enum class kind { integer, bipolar, ternary, fixed, scaled_int, arb_float, float32, float16 };
+
+  /// INT8, the default.
+  data_type() = default;
+
+  /**
+   * Parses a canonical name, as QONNX's DataType[name] does (upper case,
+   * no spaces except after the commas of FIXED, SCALEDINT and FLOAT):
+   * INT<n> and UINT<n> with n from 1 to 64 (UINT1 is BINARY), BIPOLAR,
+   * BINARY, TERNARY, FIXED<w,i> (1 <= w <= 64, -64 <= i < w),
+   * SCALEDINT<n> (1 to 64), FLOAT<e,m> or FLOAT<e,m,b> (1 <= e <= 8,
+   * 0 <= m <= 23, the bias b from -255 to 255; as in QONNX, a bias of 0 or
+   * none means the IEEE-style 2^(e-1) - 1), FLOAT32 and FLOAT16.
+   * @throws lowbit::error naming the string and what was expected.
+   */
+  static data_type parse(std::string_view name) {
+    data_type t;
+    auto fail = [&](const std::string& why) -> data_type {
+      throw error("lowbit::data_type: \"" + std::string(name) + "\" is not a QONNX data type name (" + why +
+                  "); expected INT<n> or UINT<n> (n from 1 to 64), BIPOLAR, BINARY, TERNARY, FIXED<w,i>, "
+                  "SCALEDINT<n>, FLOAT<e,m> or FLOAT<e,m,b>, FLOAT32 or FLOAT16");
+    };
+    if (name == "BIPOLAR") return make(kind::bipolar, 1, 0, true);
+    if (name == "TERNARY") return make(kind::ternary, 2, 0, true);
+    if (name == "BINARY") return make(kind::integer, 1, 0, false);
+    if (name == "FLOAT32") return make(kind::float32, 32, 0, true);
+    if (name == "FLOAT16") return make(kind::float16, 16, 0, true);
+    int nums[3] = {};
+    auto number_list = [&](std::string_view rest, int want_min, int want_max) -> int {
+      if (rest.size() < 2 || rest.front() != '<' || rest.back() != '>') return -1;
+      rest = rest.substr(1, rest.size() - 2);
+      int n = 0;
+      while (true) {
+        while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+        if (n == 3) return -1;
+        const auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), nums[n]);
+        if (ec != std::errc() || p == rest.data()) return -1;
+        rest.remove_prefix(static_cast<std::size_t>(p - rest.data()));
+        ++n;
+        while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+        if (rest.empty()) break;
+        if (rest.front() != ',') return -1;
+        rest.remove_prefix(1);
+      }
+      return n >= want_min && n <= want_max ? n : -1;
+    };
+    auto plain_number = [&](std::string_view digits) -> bool {
+      if (digits.empty() || digits.front() < '0' || digits.front() > '9') return false;
+      const auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), nums[0]);
+      return ec == std::errc() && p == digits.data() + digits.size();
+    };
+    if (name.starts_with("UINT") || name.starts_with("INT")) {
+      const bool sgn = name.starts_with("INT");
+      if (!plain_number(name.substr(sgn ? 3 : 4))) return fail("the bit width is not a number");
+      if (nums[0] < 1 || nums[0] > 64) return fail("bit width " + std::to_string(nums[0]) + " outside 1 to 64");
+      return make(kind::integer, nums[0], 0, sgn);
+    }
+    if (name.starts_with("FIXED")) {
+      if (number_list(name.substr(5), 2, 2) < 0) return fail("expected FIXED<w,i> with two integers");
+      if (nums[0] < 1 || nums[0] > 64) return fail("total width " + std::to_string(nums[0]) + " outside 1 to 64");
+      if (nums[1] >= nums[0] || nums[1] < -64)
+        return fail("integer width " + std::to_string(nums[1]) + " not from -64 to the total width - 1");
+      return make(kind::fixed, nums[0], nums[1], true);
+    }
+    if (name.starts_with("SCALEDINT")) {
+      if (number_list(name.substr(9), 1, 1) < 0) return fail("expected SCALEDINT<n> with one integer");
+      if (nums[0] < 1 || nums[0] > 64) return fail("bit width " + std::to_string(nums[0]) + " outside 1 to 64");
+      return make(kind::scaled_int, nums[0], 0, true);
+    }
+    if (name.starts_with("FLOAT")) {
+      const int n = number_list(name.substr(5), 2, 3);
+      if (n < 0) return fail("expected FLOAT<e,m> or FLOAT<e,m,b> with integers");
+      if (nums[0] < 1 || nums[0] > 8) return fail("exponent bits " + std::to_string(nums[0]) + " outside 1 to 8");
+      if (nums[1] < 0 || nums[1] > 23)
+        return fail("mantissa bits " + std::to_string(nums[1]) + " outside 0 to 23");
+      if (n == 3 && (nums[2] < -255 || nums[2] > 255))
+        return fail("exponent bias " + std::to_string(nums[2]) + " outside -255 to 255");
+      // QONNX: `if not exponent_bias`, so 0 also means the default.
+      const int bias = n == 3 && nums[2] != 0 ? nums[2] : (1 << (nums[0] - 1)) - 1;
+      t = make(kind::arb_float, 1 + nums[0] + nums[1], nums[0], true);
+      t.m_ = nums[1];
+      t.bias_ = bias;
+      return t;
+    }
+    return fail("unknown name");
+  }
+
+  /// The canonical name: parse(name()) == *this.
+  std::string name() const {
+    switch (kind_) {
+      case kind::integer:
+        if (bits_ == 1 && !signed_) return "BINARY";
+        return (signed_ ? "INT" : "UINT") + std::to_string(bits_);
+      case kind::bipolar: return "BIPOLAR";
+      case kind::ternary: return "TERNARY";
+      case kind::fixed: return "FIXED<" + std::to_string(bits_) + "," + std::to_string(a_) + ">";
+      case kind::scaled_int: return "SCALEDINT<" + std::to_string(bits_) + ">";
+      case kind::arb_float:
+        return "FLOAT<" + std::to_string(a_) + "," + std::to_string(m_) + "," + std::to_string(bias_) + ">";
+      case kind::float32: return "FLOAT32";
+      case kind::float16: return "FLOAT16";
+    }
+    return "";
+  }
+
+  kind type_kind() const noexcept { return kind_; }
+  /// Bits per value (FLOAT<e,m,b>: 1 + e + m; FLOAT32: 32).
+  int bitwidth() const noexcept { return bits_; }
+  /// Whether negative values exist (every type but UINT<n> and BINARY).
+  bool is_signed() const noexcept { return signed_; }
+  /// INT, UINT, BINARY, BIPOLAR and TERNARY (not FIXED, SCALEDINT, floats).
+  bool is_integer() const noexcept {
+    return kind_ == kind::integer || kind_ == kind::bipolar || kind_ == kind::ternary;
+  }
+  /// FIXED<w,i>.
+  bool is_fixed_point() const noexcept { return kind_ == kind::fixed; }
+  /// FIXED<w,i>: its integer bits i (0 for the other types).
+  int int_bits() const noexcept { return kind_ == kind::fixed ? a_ : 0; }
+  /// FIXED<w,i>: the step 2^-(w-i); 1 for the integer types.
+  double scale_factor() const noexcept { return kind_ == kind::fixed ? std::ldexp(1.0, a_ - bits_) : 1.0; }
+  /// FLOAT<e,m,b>: e, m and b.
+  int exponent_bits() const noexcept { return kind_ == kind::arb_float ? a_ : 0; }
+  int mantissa_bits() const noexcept { return kind_ == kind::arb_float ? m_ : 0; }
+  int exponent_bias() const noexcept { return kind_ == kind::arb_float ? bias_ : 0; }
+
+  /// The smallest value. @throws lowbit::error for SCALEDINT (undefined in QONNX).
+  double min() const {
+    switch (kind_) {
+      case kind::integer: return signed_ ? -std::ldexp(1.0, bits_ - 1) : 0.0;
+      case kind::bipolar:
+      case kind::ternary: return -1.0;
+      case kind::fixed: return -std::ldexp(1.0, a_ - 1);
+      case kind::arb_float: return -max();
+      case kind::float32: return -static_cast<double>(std::numeric_limits<float>::max());
+      case kind::float16: return -65504.0;
+      case kind::scaled_int: break;
+    }
+    throw undefined("min");
+  }
+
+  /// The largest value. @throws lowbit::error for SCALEDINT.
+  double max() const {
+    switch (kind_) {
+      case kind::integer: return std::ldexp(1.0, bits_ - (signed_ ? 1 : 0)) - 1.0;
+      case kind::bipolar:
+      case kind::ternary: return 1.0;
+      case kind::fixed: return (std::ldexp(1.0, bits_ - 1) - 1.0) * scale_factor();
+      case kind::arb_float:
+        // No bit pattern reserved for inf or NaN (as QONNX).
+        return (2.0 - std::ldexp(1.0, -m_)) * std::ldexp(1.0, (1 << a_) - 1 - bias_);
+      case kind::float32: return static_cast<double>(std::numeric_limits<float>::max());
+      case kind::float16: return 65504.0;
+      case kind::scaled_int: break;
+    }
+    throw undefined("max");
+  }
+
+  /**
+   * Whether `v` is a value of the type: an integer in range (INT, UINT,
+   * BINARY), -1 or +1 (BIPOLAR), -1, 0 or +1 (TERNARY), v / 2^-(w-i) an
+   * INT<w> value (FIXED), v (as float32, like QONNX) within +-max with no
+   * more significant bits than the format has at its exponent, subnormals
+   * included (FLOAT<e,m,b>), anything (FLOAT32, FLOAT16, as QONNX). NaN and
+   * infinities are not values of the other types.
+   * @throws lowbit::error for SCALEDINT (undefined in QONNX).
+   */
+  bool allowed(double v) const {
+    switch (kind_) {
+      case kind::float32:
+      case kind::float16: return true;
+      case kind::bipolar: return v == 1.0 || v == -1.0;
+      case kind::ternary: return v == 1.0 || v == -1.0 || v == 0.0;
+      case kind::integer: return int_allowed(v, bits_, signed_);
+      case kind::fixed: return int_allowed(v * std::ldexp(1.0, bits_ - a_), bits_, true);  // exact: a power of two
+      case kind::arb_float: {
+        const double f = static_cast<double>(static_cast<float>(v));
+        if (!(std::fabs(f) <= max())) return false;  // also NaN
+        if (f == 0.0) return true;
+        int e = 0;
+        (void)std::frexp(f, &e);  // |f| in [2^(e-1), 2^e)
+        // The spacing of the format's values near f: 2^(max(e-1, 1-bias) - m).
+        const int step = std::max(e - 1, 1 - bias_) - m_;
+        const double k = std::ldexp(f, -step);
+        return k == std::trunc(k);
+      }
+      case kind::scaled_int: break;
+    }
+    throw undefined("allowed");
+  }
+
+  /**
+   * The IntQuant parameters whose outputs are this type's values, for the
+   * integer and fixed-point types: INT<n> / UINT<n> (signed or not, n
+   * bits, scale 1), BINARY (UINT1), BIPOLAR (signed 1-bit: QONNX's bipolar
+   * path, {-1, +1}), TERNARY (INT2 narrow: {-1, 0, +1}) and FIXED<w,i>
+   * (INT<w>, scale 2^-(w-i)). The bit width goes in as an input, which the
+   * operator checks (1 to 32 for float32 tensors).
+   * @throws lowbit::error for the float and SCALEDINT types.
+   */
+  template <semantics S = semantics::reference>
+  int_quant_params<S> quant_params(rounding_mode rounding = rounding_mode::half_even) const {
+    int_quant_params<S> p;
+    p.op.rounding = rounding;
+    p.op.is_signed = signed_;
+    p.op.narrow = kind_ == kind::ternary;
+    p.bitwidth = static_cast<float>(bits_);
+    switch (kind_) {
+      case kind::integer:
+      case kind::bipolar:
+      case kind::ternary: return p;
+      case kind::fixed:
+        p.scale = static_cast<float>(scale_factor());  // 2^-128 at the least: a float32
+        return p;
+      default: break;
+    }
+    throw error("lowbit::data_type: " + name() +
+                " has no IntQuant parameters; expected an integer or fixed-point type (INT, UINT, BINARY, "
+                "BIPOLAR, TERNARY, FIXED)");
+  }
+
+  /**
+   * The minifloat format of FLOAT<e,m,b> for lowbit::minifloat_quant (and
+   * FloatQuant's inputs): e, m, bias, max_val = max() (no bit pattern
+   * reserved for inf or NaN, as in QONNX), saturating.
+   * @throws lowbit::error for the other types.
+   */
+  minifloat_format minifloat() const {
+    if (kind_ != kind::arb_float)
+      throw error("lowbit::data_type: " + name() +
+                  " has no FloatQuant parameters; expected a FLOAT<e,m,b> type");
+    return minifloat_format{a_, m_, bias_, max(), false, false, true};
+  }
+
+  friend bool operator==(const data_type& a, const data_type& b) noexcept {
+    return a.kind_ == b.kind_ && a.bits_ == b.bits_ && a.a_ == b.a_ && a.m_ == b.m_ && a.bias_ == b.bias_ &&
+           a.signed_ == b.signed_;
+  }
+
+ private:
+  static data_type make(kind k, int bits, int a, bool sgn) {
+    data_type t;
+    t.kind_ = k;
+    t.bits_ = bits;
+    t.a_ = a;
+    t.signed_ = sgn;
+    return t;
+  }
+  static bool int_allowed(double v, int bits, bool sgn) noexcept {
+    if (!(v == std::trunc(v))) return false;  // also NaN and inf
+    const double lo = sgn ? -std::ldexp(1.0, bits - 1) : 0.0;
+    const double hi = std::ldexp(1.0, bits - (sgn ? 1 : 0));  // exclusive, exact
+    return v >= lo && v < hi;
+  }
+  error undefined(const char* what) const {
+    return error("lowbit::data_type: " + std::string(what) + " is undefined for " + name() +
+                 " (as in QONNX); expected a type other than SCALEDINT");
+  }
+
+  kind kind_ = kind::integer;
+  int bits_ = 8;
+  int a_ = 0;  // FIXED: integer bits; FLOAT: exponent bits
+  int m_ = 0;
+  int bias_ = 0;
+  bool signed_ = true;
+};
+
+/// The canonical name of `t`.
+inline std::string to_string(const data_type& t) { return t.name(); }
+
+LOWBIT_END_NAMESPACE  // namespace lowbit
+
+#endif  // LOWBIT_DATA_TYPE_HPP
