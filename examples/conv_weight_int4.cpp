@@ -16,7 +16,8 @@ int main() {
   for (std::size_t i = 0; i < N; ++i) w[i] = std::sin(0.37f * float(i)) * float(1 + i / (I * K * K));
 
   // One scale per output channel: max |w| of the channel / 7, so that the
-  // largest weight lands on code 7 (symmetric: int4's -8 is never used).
+  // weight of largest magnitude lands on code 7 or -7 (symmetric: int4's -8
+  // is never used).
   std::vector<float> scale(O);
   for (std::size_t o = 0; o < O; ++o) {
     const auto first = w.begin() + std::ptrdiff_t(o * I * K * K);
@@ -55,7 +56,7 @@ int main() {
   int bad = back != codes;
   for (std::size_t i = 0; i < N; ++i)
     if (std::bit_cast<std::uint32_t>(deq[i]) != std::bit_cast<std::uint32_t>(fake[i]) && fake[i] != 0.0f) ++bad;
-  // The largest weight of each channel comes back exactly as 7 * scale.
+  // The weight of largest magnitude of each channel has code 7 or -7.
   for (std::size_t o = 0; o < O; ++o)
     if (*std::max_element(back.begin() + std::ptrdiff_t(o * I * K * K),
                           back.begin() + std::ptrdiff_t((o + 1) * I * K * K)) != 7 &&

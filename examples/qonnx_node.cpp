@@ -14,8 +14,7 @@ struct tensor {
   std::vector<float> data;
   lowbit::strided_view<const float> view() const { return {data.data(), shape}; }
 };
-
-struct node {
+struct node {  // op_type, attributes as strings, inputs in order
   std::string op_type;
   std::map<std::string, std::string> attributes;
   std::vector<tensor> inputs;
@@ -35,9 +34,11 @@ tensor run(Op op, const node& n, const Views&... in) {
 
 tensor run_node(const node& n) {
   const auto& t = n.inputs;
-  if (n.op_type == "Quant" || n.op_type == "IntQuant")  // x, scale, zeropt, bitwidth
+  const bool quant = n.op_type == "Quant" || n.op_type == "IntQuant", bipolar = n.op_type == "BipolarQuant";
+  if ((quant && t.size() != 4) || (bipolar && t.size() != 2)) throw lowbit::error("qonnx_node: wrong input count");
+  if (quant)  // x, scale, zeropt, bitwidth
     return run(lowbit::int_quant<>{}, n, t[0].view(), t[1].view(), t[2].view(), t[3].view());
-  if (n.op_type == "BipolarQuant")  // x, scale
+  if (bipolar)  // x, scale
     return run(lowbit::bipolar_quant<>{}, n, t[0].view(), t[1].view());
   throw lowbit::error("qonnx_node: op_type " + n.op_type + " is not handled by this example");
 }
