@@ -10,7 +10,7 @@
 
 int main() {
   // Activations: ordinary values, values beyond E4M3's 448 and E5M2's 57344,
-  // and a tiny one in the subnormal range of both formats.
+  // and a tiny one (subnormal in E4M3, whose smallest normal is 2^-6).
   const std::vector<float> x{0.3f, -1.7f, 3.14159f, 500.0f, -1000.0f, 1e5f, 0.001f};
   const lowbit::minifloat_quant<> e4m3{.format = lowbit::formats::fp8_e4m3fn};  // saturates at +-448
   const lowbit::minifloat_quant<> e5m2{.format = lowbit::formats::fp8_e5m2};    // saturates at +-57344
