@@ -2,9 +2,14 @@
 // Tests for include/lowbit/data_type.hpp.
 #include <lowbit/data_type.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <lowbit/minifloat.hpp>
@@ -93,6 +98,54 @@ TEST_CASE("data_type: integer types", "[data_type]") {
   CHECK_FALSE(u64.allowed(std::ldexp(1.0, 64)));
 }
 
+TEST_CASE("data_type: INT<n> and UINT<n> for every n", "[data_type]") {
+  for (int n = 1; n <= 64; ++n) {
+    INFO("n = " << n);
+    const data_type s = data_type::parse("INT" + std::to_string(n));
+    const data_type u = data_type::parse("UINT" + std::to_string(n));
+    CHECK(s.name() == "INT" + std::to_string(n));
+    CHECK(u.name() == (n == 1 ? std::string("BINARY") : "UINT" + std::to_string(n)));
+    CHECK(s.type_kind() == data_type::kind::integer);
+    CHECK(u.type_kind() == data_type::kind::integer);
+    CHECK(s.bitwidth() == n);
+    CHECK(u.bitwidth() == n);
+    CHECK(s.is_signed());
+    CHECK_FALSE(u.is_signed());
+    CHECK(s.is_integer());
+    CHECK(u.is_integer());
+    CHECK_FALSE(s.is_fixed_point());
+    // min is a power of two: exact for every n.
+    CHECK(s.min() == -std::ldexp(1.0, n - 1));
+    CHECK(u.min() == 0.0);
+    if (n <= 53) {
+      // Exact integers: compare with int64 arithmetic.
+      const std::int64_t smax = (std::int64_t{1} << (n - 1)) - 1;
+      const std::int64_t umax = n == 64 ? 0 : (std::int64_t{1} << n) - 1;
+      CHECK(s.max() == static_cast<double>(smax));
+      CHECK(u.max() == static_cast<double>(umax));
+    }
+    if (n <= 52) {
+      // Boundaries: min - 1, max + 1 and the halves next to them are exact doubles.
+      CHECK(s.allowed(s.min()));
+      CHECK(s.allowed(s.max()));
+      CHECK_FALSE(s.allowed(s.min() - 1.0));
+      CHECK_FALSE(s.allowed(s.max() + 1.0));
+      CHECK_FALSE(s.allowed(s.max() - 0.5));
+      CHECK(u.allowed(0.0));
+      CHECK(u.allowed(u.max()));
+      CHECK_FALSE(u.allowed(-1.0));
+      CHECK_FALSE(u.allowed(u.max() + 1.0));
+      CHECK_FALSE(u.allowed(0.5));
+    }
+    for (const double bad : {nan_v, inf_v, -inf_v, 0.25, -0.75}) {
+      CHECK_FALSE(s.allowed(bad));
+      CHECK_FALSE(u.allowed(bad));
+    }
+  }
+  CHECK(data_type::parse("UINT64").max() == std::ldexp(1.0, 64));  // 2^64 - 1 rounded to double
+  CHECK(data_type::parse("INT64").max() == std::ldexp(1.0, 63));
+}
+
 TEST_CASE("data_type: BIPOLAR and TERNARY", "[data_type]") {
   const data_type b = data_type::parse("BIPOLAR"), t = data_type::parse("TERNARY");
   CHECK(b.bitwidth() == 1);
@@ -133,6 +186,112 @@ TEST_CASE("data_type: FIXED<w,i>", "[data_type]") {
   const data_type g = data_type::parse("FIXED<4,-2>");  // step 2^-6, range [-2^-3, 7 * 2^-6]
   CHECK(g.min() == -0.125);
   CHECK(g.max() == 0.109375);
+}
+
+TEST_CASE("data_type: FIXED<w,i> grid, value by value", "[data_type]") {
+  // FIXED<w,i> holds k * 2^-(w-i) for every INT<w> value k, and nothing between.
+  for (const auto& [w, i] : std::vector<std::pair<int, int>>{{1, 0}, {4, -2}, {5, 2}, {6, 6 - 1}, {8, 3}, {10, -4}}) {
+    const std::string name = "FIXED<" + std::to_string(w) + "," + std::to_string(i) + ">";
+    INFO(name);
+    const data_type t = data_type::parse(name);
+    CHECK(t.name() == name);
+    CHECK(t.type_kind() == data_type::kind::fixed);
+    CHECK(t.bitwidth() == w);
+    CHECK(t.int_bits() == i);
+    const double step = std::ldexp(1.0, i - w);
+    CHECK(t.scale_factor() == step);
+    const std::int64_t lo = -(std::int64_t{1} << (w - 1)), hi = (std::int64_t{1} << (w - 1)) - 1;
+    CHECK(t.min() == static_cast<double>(lo) * step);
+    CHECK(t.max() == static_cast<double>(hi) * step);
+    for (std::int64_t k = lo; k <= hi; ++k) {
+      const double v = static_cast<double>(k) * step;
+      INFO("k = " << k);
+      CHECK(t.allowed(v));
+      CHECK_FALSE(t.allowed(v + step / 2));
+    }
+    CHECK_FALSE(t.allowed(static_cast<double>(lo - 1) * step));
+    CHECK_FALSE(t.allowed(static_cast<double>(hi + 1) * step));
+    CHECK_FALSE(t.allowed(inf_v));
+    CHECK_FALSE(t.allowed(-inf_v));
+    CHECK_FALSE(t.allowed(nan_v));
+  }
+  // FIXED<1,0>: INT1 scaled by 1/2, so {-0.5, 0}.
+  const data_type f10 = data_type::parse("FIXED<1,0>");
+  CHECK(f10.min() == -0.5);
+  CHECK(f10.max() == 0.0);
+  // The widest: 64 bits, step 2^-128 (still a double power of two).
+  const data_type wide = data_type::parse("FIXED<64,-64>");
+  CHECK(wide.scale_factor() == std::ldexp(1.0, -128));
+  CHECK(wide.min() == -std::ldexp(1.0, -65));
+  CHECK(wide.allowed(std::ldexp(1.0, -128)));
+  CHECK_FALSE(wide.allowed(std::ldexp(1.0, -129)));
+  CHECK_FALSE(wide.allowed(1e300));  // 1e300 * 2^128 overflows to inf: not allowed, no UB
+}
+
+namespace {
+/// Every non-negative value of FLOAT<e,m,b> (no pattern reserved), ascending.
+std::vector<double> float_type_values(int e, int m, int b) {
+  std::vector<double> v;
+  for (int k = 0; k < (1 << m); ++k) v.push_back(std::ldexp(static_cast<double>(k), 1 - b - m));  // subnormals
+  for (int E = 1; E < (1 << e); ++E)
+    for (int k = 0; k < (1 << m); ++k) v.push_back(std::ldexp(static_cast<double>((1 << m) + k), E - b - m));
+  return v;
+}
+}  // namespace
+
+TEST_CASE("data_type: FLOAT<e,m,b> grid, value by value", "[data_type]") {
+  // Independent of allowed()'s formula: list the format's values from its
+  // layout, check each is allowed, and that the midpoints between neighbours
+  // (one bit finer) and the next step beyond max are not.
+  for (const auto& [e, m, b] : std::vector<std::tuple<int, int, int>>{
+           {4, 3, 7}, {5, 2, 15}, {2, 1, 1}, {2, 3, 1}, {3, 2, 3}, {3, 2, -2}, {1, 2, 0}, {1, 0, 0}, {4, 0, 7}, {6, 4, 40}}) {
+    const std::string name = "FLOAT<" + std::to_string(e) + "," + std::to_string(m) + "," + std::to_string(b) + ">";
+    INFO(name);
+    const data_type t = data_type::parse(name);
+    CHECK(t.type_kind() == data_type::kind::arb_float);
+    CHECK(t.bitwidth() == 1 + e + m);
+    const std::vector<double> vals = float_type_values(e, m, b);
+    REQUIRE(std::is_sorted(vals.begin(), vals.end()));
+    CHECK(t.max() == vals.back());
+    CHECK(t.min() == -vals.back());
+    for (std::size_t j = 0; j < vals.size(); ++j) {
+      INFO("value " << vals[j]);
+      CHECK(t.allowed(vals[j]));
+      CHECK(t.allowed(-vals[j]));
+      if (j + 1 < vals.size()) {
+        const double mid = (vals[j] + vals[j + 1]) / 2;
+        CHECK_FALSE(t.allowed(mid));
+        CHECK_FALSE(t.allowed(-mid));
+      }
+    }
+    const double top_step = vals.back() - vals[vals.size() - 2];
+    CHECK_FALSE(t.allowed(vals.back() + top_step));
+    CHECK_FALSE(t.allowed(-vals.back() - top_step));
+    CHECK_FALSE(t.allowed(inf_v));
+    CHECK_FALSE(t.allowed(-inf_v));
+    CHECK_FALSE(t.allowed(nan_v));
+  }
+}
+
+TEST_CASE("data_type: FLOAT<e,m,b> allowed follows QONNX on float32", "[data_type]") {
+  const data_type f = data_type::parse("FLOAT<4,3,7>");
+  // The range is checked on the value itself: 480 + 1e-5 rounds to 480 in
+  // float32, but is above max.
+  CHECK_FALSE(f.allowed(480.00001));
+  // The grid is checked on the float32 rounding, as QONNX does: 1 + 2^-40 is 1 in float32.
+  CHECK(f.allowed(1.0 + std::ldexp(1.0, -40)));
+  // A format whose largest value float32 cannot hold: FLOAT<8,23,127>
+  // (binary32's layout with the inf/NaN exponent used for values).
+  const data_type g = data_type::parse("FLOAT<8,23,127>");
+  CHECK(g.max() == (2.0 - std::ldexp(1.0, -23)) * std::ldexp(1.0, 128));
+  CHECK(g.allowed(static_cast<double>(std::numeric_limits<float>::max())));
+  CHECK(g.allowed(std::ldexp(1.0, 128)));                                  // beyond float32: checked exactly
+  CHECK(g.allowed(std::ldexp(1.0, 128) + std::ldexp(1.0, 105)));           // step 2^105 there
+  CHECK_FALSE(g.allowed(std::ldexp(1.0, 128) + std::ldexp(1.0, 104)));     // half a step
+  CHECK_FALSE(g.allowed(std::ldexp(1.0, 129)));                            // above max
+  CHECK(g.allowed(std::ldexp(1.0, -149)));                                 // the smallest subnormal
+  CHECK(g.allowed(static_cast<double>(std::numeric_limits<float>::denorm_min()) * 3));
+  CHECK(g.allowed(static_cast<double>(std::numeric_limits<float>::min())));
 }
 
 TEST_CASE("data_type: FLOAT<e,m,b>, FLOAT32, FLOAT16", "[data_type]") {
@@ -186,7 +345,10 @@ TEST_CASE("data_type: bad names are clear errors", "[data_type][errors]") {
                         "INT99999999999999999999", "FIXED<8>", "FIXED<8,8>", "FIXED<8,3", "FIXED8,3>", "FIXED<0,-1>",
                         "FIXED<8,-65>", "FIXED<a,b>", "SCALEDINT<0>", "SCALEDINT<8,2>", "FLOAT<4,3", "FLOAT<4>",
                         "FLOAT<4,3,7,1>", "FLOAT<0,3>", "FLOAT<9,3>", "FLOAT<4,24>", "FLOAT<4,-1>", "FLOAT<4,3,256>",
-                        "FLOAT<4,,3>", "FLOAT64", "BIPOLARX", "TERNARY2", "DOUBLE"}) {
+                        "FLOAT<4,,3>", "FLOAT64", "BIPOLARX", "TERNARY2", "DOUBLE", "UINT", "UINT0", "INT-8",
+                        "INT 8", "INT8\t", "FIXED<8,3>x", "FIXED<8,3>>", "FIXED<,>", "FIXED<99999999999,3>",
+                        "FLOAT<4,3,7> ", "FLOAT<4,3,+7>", "FLOAT<>", "FLOAT<4,3,99999999999>", "SCALEDINT8",
+                        "SCALEDINT<65>", "BINARY1", "float32", "FLOAT<4;3>", "FIXED<8.0,3>"}) {
     INFO("name \"" << n << "\"");
     REQUIRE_THROWS_WITH(data_type::parse(n),
                         lowbit_test::contains_substring("lowbit::data_type: \"" + std::string(n) +
@@ -195,6 +357,16 @@ TEST_CASE("data_type: bad names are clear errors", "[data_type][errors]") {
   }
   REQUIRE_THROWS_WITH(data_type::parse("INT65"), lowbit_test::contains_substring("bit width 65 outside 1 to 64"));
   REQUIRE_THROWS_WITH(data_type::parse("FIXED<8,8>"), lowbit_test::contains_substring("integer width 8"));
+  REQUIRE_THROWS_WITH(data_type::parse("INT0"), lowbit_test::contains_substring("bit width 0 outside 1 to 64"));
+  REQUIRE_THROWS_WITH(data_type::parse("FLOAT<9,3>"), lowbit_test::contains_substring("exponent bits 9"));
+  REQUIRE_THROWS_WITH(data_type::parse("FLOAT<4,3"), lowbit_test::contains_substring("expected FLOAT<e,m>"));
+  // An embedded NUL is part of the name, not its end.
+  const std::string with_nul("INT8\0", 5);
+  REQUIRE_THROWS_AS(data_type::parse(with_nul), lowbit::error);
+  // A string_view that is not NUL-terminated: only its own characters are read.
+  const std::string longer = "INT8x";
+  CHECK(data_type::parse(std::string_view(longer).substr(0, 4)).name() == "INT8");
+  CHECK(data_type::parse(std::string_view("FIXED<8,3>>").substr(0, 10)).name() == "FIXED<8,3>");
 }
 
 TEST_CASE("data_type: IntQuant parameters give the type's values", "[data_type]") {
@@ -224,6 +396,11 @@ TEST_CASE("data_type: IntQuant parameters give the type's values", "[data_type]"
   CHECK_FALSE(p.op.narrow);
   CHECK(p.op.rounding == lowbit::rounding_mode::floor);
   CHECK(data_type::parse("TERNARY").quant_params().op.narrow);
+  CHECK(data_type::parse("BIPOLAR").quant_params().bitwidth == 1.0f);
+  CHECK(data_type::parse("BIPOLAR").quant_params().op.is_signed);
+  CHECK_FALSE(data_type::parse("BINARY").quant_params().op.is_signed);
+  REQUIRE_THROWS_WITH(data_type::parse("FLOAT16").quant_params(),
+                      lowbit_test::contains_substring("FLOAT16 has no IntQuant parameters"));
   REQUIRE_THROWS_WITH(data_type::parse("FLOAT<4,3,7>").quant_params(),
                       lowbit_test::contains_substring("FLOAT<4,3,7> has no IntQuant parameters"));
   REQUIRE_THROWS_AS(data_type::parse("FLOAT32").quant_params(), lowbit::error);
@@ -246,4 +423,142 @@ TEST_CASE("data_type: FloatQuant parameters give the type's values", "[data_type
   for (float v : y) CHECK(t.allowed(v));
   REQUIRE_THROWS_WITH(data_type::parse("INT8").minifloat(),
                       lowbit_test::contains_substring("INT8 has no FloatQuant parameters"));
+}
+
+TEST_CASE("data_type: IntQuant outputs lie on the grid and reach min and max", "[data_type]") {
+  // A dense sweep through and beyond each type's range, in every rounding mode.
+  std::vector<float> x;
+  for (int k = -4000; k <= 4000; ++k) x.push_back(static_cast<float>(k) * 0.0137f);
+  x.push_back(std::numeric_limits<float>::max());
+  x.push_back(-std::numeric_limits<float>::max());
+  x.push_back(-0.0f);
+  for (const char* name : {"INT1", "INT2", "INT3", "INT8", "UINT1", "UINT2", "UINT5", "BINARY", "BIPOLAR", "TERNARY",
+                           "FIXED<1,0>", "FIXED<4,1>", "FIXED<6,2>", "FIXED<8,-1>", "FIXED<5,4>"}) {
+    const data_type t = data_type::parse(name);
+    for (const auto r : {lowbit::rounding_mode::half_even, lowbit::rounding_mode::half_up,
+                         lowbit::rounding_mode::floor, lowbit::rounding_mode::ceil}) {
+      INFO(name << ", rounding " << static_cast<int>(r));
+      const auto p = t.quant_params(r);
+      std::vector<float> y(x.size());
+      p.op(x, p.scale, p.zeropt, p.bitwidth, y);
+      bool all_allowed = true, saw_min = false, saw_max = false;
+      for (float v : y) {
+        all_allowed = all_allowed && t.allowed(v);
+        saw_min = saw_min || static_cast<double>(v) == t.min();
+        saw_max = saw_max || static_cast<double>(v) == t.max();
+      }
+      CHECK(all_allowed);
+      CHECK(saw_min);
+      CHECK(saw_max);
+    }
+  }
+}
+
+TEST_CASE("data_type: IntQuant parameters for wide integer types", "[data_type]") {
+  // Up to 24 bits float32 holds every value: the clamp lands on max exactly.
+  const data_type i24 = data_type::parse("INT24");
+  const auto p24 = i24.quant_params();
+  std::vector<float> x{1e9f, -1e9f, 12345.5f, -0.5f}, y(4);
+  p24.op(x, p24.scale, p24.zeropt, p24.bitwidth, y);
+  require_bits(y, {8388607.0f, -8388608.0f, 12346.0f, -0.0f});
+  for (float v : y) CHECK(i24.allowed(v));
+  // INT32 on float64 tensors: the bit width input takes up to 53 bits there.
+  const data_type i32 = data_type::parse("INT32");
+  const auto p32 = i32.quant_params();
+  std::vector<double> xd{1e12, -1e12, 2147483646.5, 3.5}, yd(4);
+  p32.op(xd, p32.scale, p32.zeropt, p32.bitwidth, yd);
+  CHECK(lowbit_test::bits(yd[0]) == lowbit_test::bits(2147483647.0));
+  CHECK(lowbit_test::bits(yd[1]) == lowbit_test::bits(-2147483648.0));
+  CHECK(lowbit_test::bits(yd[2]) == lowbit_test::bits(2147483646.0));  // ties to even
+  CHECK(lowbit_test::bits(yd[3]) == lowbit_test::bits(4.0));
+  for (double v : yd) CHECK(i32.allowed(v));
+  // Beyond what the operator takes on float32: its own error, nothing written.
+  const auto p40 = data_type::parse("INT40").quant_params();
+  std::vector<float> y40{7.0f};
+  REQUIRE_THROWS_WITH(p40.op(std::vector<float>{1.0f}, p40.scale, p40.zeropt, p40.bitwidth, y40),
+                      lowbit_test::contains_substring("bitwidth = 40"));
+  CHECK(y40[0] == 7.0f);
+}
+
+TEST_CASE("data_type: minifloat parameters, sweep and float32 limits", "[data_type]") {
+  std::vector<float> x;
+  for (int k = -3000; k <= 3000; ++k) x.push_back(static_cast<float>(k) * 0.173f);
+  for (int k = -40; k <= 40; ++k) x.push_back(std::ldexp(1.37f, k));
+  x.push_back(std::numeric_limits<float>::max());
+  x.push_back(-std::numeric_limits<float>::max());
+  x.push_back(std::numeric_limits<float>::denorm_min());
+  for (const char* name : {"FLOAT<4,3,7>", "FLOAT<5,2,15>", "FLOAT<2,1,1>", "FLOAT<3,2,3>", "FLOAT<2,3,1>",
+                           "FLOAT<4,3,-3>", "FLOAT<1,2,0>", "FLOAT<8,7,127>", "FLOAT<8,23,127>"}) {
+    INFO(name);
+    const data_type t = data_type::parse(name);
+    const lowbit::minifloat_format f = t.minifloat();
+    CHECK(f.exponent_bits == t.exponent_bits());
+    CHECK(f.mantissa_bits == t.mantissa_bits());
+    CHECK(f.bias == t.exponent_bias());
+    CHECK_FALSE(f.has_inf);
+    CHECK_FALSE(f.has_nan);
+    CHECK(f.saturation);
+    std::vector<float> y(x.size());
+    lowbit::minifloat_quant<>{.format = f}(x, 1.0f, y);
+    bool all_allowed = true;
+    for (float v : y) all_allowed = all_allowed && t.allowed(v);
+    CHECK(all_allowed);
+    CHECK(*std::max_element(y.begin(), y.end()) == static_cast<float>(f.max_value));
+    CHECK(*std::min_element(y.begin(), y.end()) == -static_cast<float>(f.max_value));
+  }
+  // Beyond float32: FLOAT<8,7,127> (bfloat16's layout, no inf/NaN) reaches
+  // 1.9921875 * 2^128; the parameters saturate at its largest float32 value.
+  const data_type bf = data_type::parse("FLOAT<8,7>");
+  CHECK(bf.name() == "FLOAT<8,7,127>");
+  CHECK(bf.max() == 1.9921875 * std::ldexp(1.0, 128));
+  CHECK(bf.minifloat().max_value == 1.9921875 * std::ldexp(1.0, 127));
+  CHECK(bf.allowed(bf.minifloat().max_value));
+  CHECK(data_type::parse("FLOAT<8,23,127>").minifloat().max_value ==
+        static_cast<double>(std::numeric_limits<float>::max()));
+  // The exact semantics take these parameters too.
+  // FLT_MAX rounds to 2^128, beyond: saturates; 3e38 = 1.763.. * 2^127
+  // rounds to 1.765625 * 2^127, below the largest value.
+  std::vector<float> xe{std::numeric_limits<float>::max(), 3e38f, -1.0f, 0.3f}, ye(4);
+  lowbit::minifloat_quant<lowbit::semantics::exact>{.format = bf.minifloat()}(xe, 1.0f, ye);
+  require_bits(ye, {1.9921875f * std::ldexp(1.0f, 127), 1.765625f * std::ldexp(1.0f, 127), -1.0f, 0.30078125f});
+  // No FloatQuant parameters when float32 cannot hold the type's values.
+  REQUIRE_THROWS_WITH(data_type::parse("FLOAT<8,0,-255>").minifloat(),
+                      lowbit_test::contains_substring("FLOAT<8,0,-255> has no FloatQuant parameters on float32"));
+  REQUIRE_THROWS_WITH(data_type::parse("FLOAT<1,0,255>").minifloat(),
+                      lowbit_test::contains_substring("FLOAT<1,0,255> has no FloatQuant parameters on float32"));
+  REQUIRE_THROWS_AS(data_type::parse("FLOAT32").minifloat(), lowbit::error);
+  REQUIRE_THROWS_AS(data_type::parse("SCALEDINT<4>").minifloat(), lowbit::error);
+}
+
+TEST_CASE("data_type: kinds, FLOAT32 and FLOAT16 answers", "[data_type]") {
+  CHECK(data_type::parse("BIPOLAR").type_kind() == data_type::kind::bipolar);
+  CHECK(data_type::parse("TERNARY").type_kind() == data_type::kind::ternary);
+  CHECK(data_type::parse("BINARY").type_kind() == data_type::kind::integer);
+  CHECK(data_type::parse("SCALEDINT<3>").type_kind() == data_type::kind::scaled_int);
+  CHECK(data_type::parse("FLOAT32").type_kind() == data_type::kind::float32);
+  CHECK(data_type::parse("FLOAT16").type_kind() == data_type::kind::float16);
+  const data_type h = data_type::parse("FLOAT16");
+  CHECK(h.bitwidth() == 16);
+  CHECK(h.min() == -65504.0);
+  CHECK(h.is_signed());
+  CHECK_FALSE(h.is_integer());
+  CHECK_FALSE(h.is_fixed_point());
+  CHECK(h.allowed(1e30));  // as QONNX: FLOAT16 allows everything
+  CHECK(h.allowed(-inf_v));
+  const data_type f = data_type::parse("FLOAT32");
+  CHECK(f.min() == -static_cast<double>(std::numeric_limits<float>::max()));
+  CHECK_FALSE(f.is_integer());
+  CHECK(f.allowed(0.1));
+  // The non-FLOAT types answer 0 for the float fields, FIXED's for others 0 / 1.
+  CHECK(data_type::parse("INT8").exponent_bits() == 0);
+  CHECK(data_type::parse("INT8").int_bits() == 0);
+  CHECK(data_type::parse("INT8").scale_factor() == 1.0);
+  CHECK(data_type::parse("FIXED<8,3>").mantissa_bits() == 0);
+  // Equality is by canonical meaning.
+  CHECK(data_type::parse("FLOAT<4,3>") == data_type::parse("FLOAT<4,3,7>"));
+  CHECK_FALSE(data_type::parse("FLOAT<4,3,6>") == data_type::parse("FLOAT<4,3,7>"));
+  CHECK_FALSE(data_type::parse("FIXED<8,3>") == data_type::parse("FIXED<8,2>"));
+  CHECK_FALSE(data_type::parse("INT1") == data_type::parse("BIPOLAR"));
+  CHECK_FALSE(data_type::parse("INT2") == data_type::parse("TERNARY"));
+  CHECK_FALSE(data_type::parse("INT8") == data_type::parse("SCALEDINT<8>"));
 }

@@ -61,8 +61,9 @@ class data_type {
   data_type() = default;
 
   /**
-   * Parses a canonical name, as QONNX's DataType[name] does (upper case,
-   * no spaces except after the commas of FIXED, SCALEDINT and FLOAT):
+   * Parses a canonical name as QONNX's DataType[name] does, but strictly
+   * (upper case, decimal numbers without a '+', spaces only around the
+   * numbers inside `<...>`, nothing before or after the name):
    * INT<n> and UINT<n> with n from 1 to 64 (UINT1 is BINARY), BIPOLAR,
    * BINARY, TERNARY, FIXED<w,i> (1 <= w <= 64, -64 <= i < w),
    * SCALEDINT<n> (1 to 64), FLOAT<e,m> or FLOAT<e,m,b> (1 <= e <= 8,
@@ -215,10 +216,11 @@ class data_type {
   /**
    * Whether `v` is a value of the type: an integer in range (INT, UINT,
    * BINARY), -1 or +1 (BIPOLAR), -1, 0 or +1 (TERNARY), v / 2^-(w-i) an
-   * INT<w> value (FIXED), v (as float32, like QONNX) within +-max with no
-   * more significant bits than the format has at its exponent, subnormals
-   * included (FLOAT<e,m,b>), anything (FLOAT32, FLOAT16, as QONNX). NaN and
-   * infinities are not values of the other types.
+   * INT<w> value (FIXED), v within +-max and, rounded to float32 as QONNX
+   * does, with no more significant bits than the format has at its
+   * exponent, subnormals included (FLOAT<e,m,b>), anything (FLOAT32,
+   * FLOAT16, as QONNX). NaN and infinities are not values of the other
+   * types.
    * @throws lowbit::error for SCALEDINT (undefined in QONNX).
    */
   bool allowed(double v) const {
@@ -230,8 +232,12 @@ class data_type {
       case kind::integer: return int_allowed(v, bits_, signed_);
       case kind::fixed: return int_allowed(v * std::ldexp(1.0, bits_ - a_), bits_, true);  // exact: a power of two
       case kind::arb_float: {
-        const double f = static_cast<double>(static_cast<float>(v));
-        if (!(std::fabs(f) <= max())) return false;  // also NaN
+        // The range on v itself (as QONNX), then the grid on v rounded to
+        // float32 (as QONNX); v beyond float32's range is checked exactly.
+        if (!(std::fabs(v) <= max())) return false;  // also NaN and inf
+        const double f = std::fabs(v) <= static_cast<double>(std::numeric_limits<float>::max())
+                             ? static_cast<double>(static_cast<float>(v))
+                             : v;
         if (f == 0.0) return true;
         int e = 0;
         (void)std::frexp(f, &e);  // |f| in [2^(e-1), 2^e)
@@ -250,8 +256,13 @@ class data_type {
    * integer and fixed-point types: INT<n> / UINT<n> (signed or not, n
    * bits, scale 1), BINARY (UINT1), BIPOLAR (signed 1-bit: QONNX's bipolar
    * path, {-1, +1}), TERNARY (INT2 narrow: {-1, 0, +1}) and FIXED<w,i>
-   * (INT<w>, scale 2^-(w-i)). The bit width goes in as an input, which the
-   * operator checks (1 to 32 for float32 tensors).
+   * (INT<w>, scale 2^-(w-i)). INT1 and FIXED<1,i> ({-1, 0} times the
+   * scale) are unsigned 1 bit with zero point 1, since a signed 1-bit
+   * IntQuant takes the bipolar path. The bit width goes in as an input, which the
+   * operator checks (1 to 32 for float32 tensors, 53 for float64). Above 24
+   * bits a float32 output can leave the type: IntQuant clamps to
+   * 2^(n-1) - 1, which float32 rounds up to 2^(n-1) from INT26 (UINT25)
+   * on; float64 tensors hold every value up to 53 bits.
    * @throws lowbit::error for the float and SCALEDINT types.
    */
   template <semantics S = semantics::reference>
@@ -261,6 +272,12 @@ class data_type {
     p.op.is_signed = signed_;
     p.op.narrow = kind_ == kind::ternary;
     p.bitwidth = static_cast<float>(bits_);
+    if ((kind_ == kind::integer || kind_ == kind::fixed) && signed_ && bits_ == 1) {
+      // INT1 is {-1, 0}, but a signed 1-bit IntQuant takes QONNX's bipolar
+      // path ({-1, +1}): unsigned 1 bit with zero point 1 gives {-1, 0}.
+      p.op.is_signed = false;
+      p.zeropt = 1.0f;
+    }
     switch (kind_) {
       case kind::integer:
       case kind::bipolar:
@@ -278,14 +295,32 @@ class data_type {
   /**
    * The minifloat format of FLOAT<e,m,b> for lowbit::minifloat_quant (and
    * FloatQuant's inputs): e, m, bias, max_val = max() (no bit pattern
-   * reserved for inf or NaN, as in QONNX), saturating.
-   * @throws lowbit::error for the other types.
+   * reserved for inf or NaN, as in QONNX), saturating. When max() is
+   * beyond float32 (e = 8 with a bias below 128, e.g. FLOAT<8,7,127>),
+   * max_val is the type's largest value float32 holds, (2 - 2^-m) * 2^127,
+   * so that saturated outputs stay finite values of the type.
+   * @throws lowbit::error for the other types, and for a FLOAT<e,m,b>
+   *         whose largest value float32 cannot hold (every normal value
+   *         above float32's range, or a largest value below it).
    */
   minifloat_format minifloat() const {
     if (kind_ != kind::arb_float)
       throw error("lowbit::data_type: " + name() +
                   " has no FloatQuant parameters; expected a FLOAT<e,m,b> type");
-    return minifloat_format{a_, m_, bias_, max(), false, false, true};
+    constexpr double flt_max = static_cast<double>(std::numeric_limits<float>::max());
+    double mx = max();
+    if (mx > flt_max) {
+      if (1 - bias_ > 127)
+        throw error("lowbit::data_type: " + name() + " has no FloatQuant parameters on float32: its smallest "
+                    "normal value 2^" + std::to_string(1 - bias_) +
+                    " is beyond float32; expected an exponent bias >= -126");
+      mx = (2.0 - std::ldexp(1.0, -m_)) * std::ldexp(1.0, 127);  // a value of the type, <= FLT_MAX
+    } else if (static_cast<double>(static_cast<float>(mx)) != mx) {
+      throw error("lowbit::data_type: " + name() + " has no FloatQuant parameters on float32: its largest value " +
+                  "(2 - 2^-" + std::to_string(m_) + ") * 2^" + std::to_string((1 << a_) - 1 - bias_) +
+                  " is not a float32 value; expected a format whose largest value float32 holds");
+    }
+    return minifloat_format{a_, m_, bias_, mx, false, false, true};
   }
 
   friend bool operator==(const data_type& a, const data_type& b) noexcept {
