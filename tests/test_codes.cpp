@@ -424,6 +424,17 @@ TEST_CASE("codes: minifloat codes that do not exist are rejected, nothing writte
   const minifloat_format e5m3{5, 3, 15, 122880.0, true, true, true};
   check_codes_rejected([&] { lowbit::quantize_codes(lowbit::minifloat_quant<>{.format = e5m3}, x, 1.0f, c); }, c,
                        "a code has 9 bits; expected at most 8");
+  // has_inf with no mantissa bits: inf and NaN would share one pattern
+  // (found by the fuzzer: NaN encoded as 0x3f decoded as inf).
+  const minifloat_format e6m0{6, 0, 94, 8.0, true, true, true};
+  check_codes_rejected([&] { lowbit::quantize_codes(lowbit::minifloat_quant<>{.format = e6m0}, x, 1.0f, c); }, c,
+                       "has_inf with mantissa_bits = 0 leaves no bit pattern for NaN");
+  REQUIRE_THROWS_WITH(lowbit::decode_minifloat(e6m0, 0x3f), lowbit_test::contains_substring("no bit pattern for NaN"));
+  // Without has_inf, E6M0 has codes: NaN is the all-ones pattern.
+  const minifloat_format e6m0_nan{6, 0, 40, 1.0, false, true, true};
+  CHECK(lowbit::encode_minifloat(e6m0_nan, nan_f) == 0x3f);
+  CHECK(std::isnan(lowbit::decode_minifloat(e6m0_nan, 0x3f)));
+  CHECK(lowbit::decode_minifloat(e6m0_nan, 0x3e) == std::ldexp(1.0f, 62 - 40));
   // Decoding a pattern wider than the format.
   std::vector<std::uint8_t> wide{0x10};
   std::vector<float> y{5.0f};

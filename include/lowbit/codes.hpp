@@ -308,6 +308,10 @@ inline void check_minifloat_layout(const char* op, const minifloat_format& f, in
   if (minifloat_bits(f) > max_bits)
     fail("a code has " + std::to_string(minifloat_bits(f)) + " bits; expected at most " +
          std::to_string(max_bits) + " (the code type's)");
+  // With has_inf, the all-ones exponent holds inf (mantissa zero) and NaN
+  // (any other mantissa): with no mantissa bits there is no NaN pattern.
+  if (f.has_inf && f.mantissa_bits == 0)
+    fail("has_inf with mantissa_bits = 0 leaves no bit pattern for NaN; expected at least 1 mantissa bit");
   // Exponent of the top binade of finite values (IEEE-like formats keep
   // the all-ones exponent for inf and NaN).
   const long long top = (1LL << f.exponent_bits) - 1 - (f.has_inf ? 1 : 0) - f.bias;

@@ -545,6 +545,11 @@ void fuzz_minifloat(FuzzedDataProvider& in) {
         std::fprintf(stderr, "element %zu: minifloat_quant %a (0x%08x), dequantize %a (0x%08x), code 0x%x\n", i,
                      double(y1[i]), std::bit_cast<std::uint32_t>(y1[i]), double(y2[i]),
                      std::bit_cast<std::uint32_t>(y2[i]), unsigned(c[i]));
+        const lowbit::minifloat_format& f = mq.format;
+        std::fprintf(stderr,
+                     "format: e %d m %d bias %d max_value %a has_inf %d has_nan %d saturation %d; rounding %d\n",
+                     f.exponent_bits, f.mantissa_bits, f.bias, f.max_value, int(f.has_inf), int(f.has_nan),
+                     int(f.saturation), static_cast<int>(mq.rounding));
         fail("dequantize(quantize_codes(x)) differs from minifloat_quant(x)");
       }
   }, s);
