@@ -128,6 +128,11 @@ function(lowbit_add_dispatch target)
 
   set(obj ${target}_lowbit_dispatch)
   add_library(${obj} OBJECT ${sources})
+  # A target left out of `all` leaves its kernels out too.
+  get_target_property(_exclude ${target} EXCLUDE_FROM_ALL)
+  if(_exclude)
+    set_target_properties(${obj} PROPERTIES EXCLUDE_FROM_ALL ON)
+  endif()
   target_link_libraries(${obj} PRIVATE lowbit::lowbit)
   target_compile_options(${obj} PRIVATE -ffp-contract=off)
   if(_type MATCHES "^(SHARED|MODULE)_LIBRARY$")
