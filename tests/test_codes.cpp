@@ -122,8 +122,8 @@ TEST_CASE("codes: int_quant dequantize(quantize_codes(x)) is the fake-quantized 
 
 TEST_CASE("codes: an integer code has no sign of zero", "[codes]") {
   // Small negative inputs fake-quantize to -0 ((-0 - 0) * scale); their
-  // code is 0, which dequantizes to +0. The only difference the round trip
-  // allows.
+  // code is 0, which dequantizes to +0. The sign of a zero is the only
+  // difference the round trip allows.
   const std::vector<float> x{-0.3f, -0.0f, 0.3f, -0.7f};
   std::vector<float> want(4), got(4);
   const lowbit::int_quant<> op{};
@@ -137,6 +137,19 @@ TEST_CASE("codes: an integer code has no sign of zero", "[codes]") {
   // x = -0 is not one of them: -0 / 1 + 0 is +0 before rounding.
   CHECK(bits(want[1]) == bits(0.0f));
   CHECK(require_same_bits_but_zero_sign(got, want) == 1);
+  // A negative scale (reference semantics, as QONNX): +0 out, -0 back.
+  // 0.3 / -1 = -0.3 rounds to -0; (-0 - 0) * -1 = +0; code 0 gives (0 - 0) * -1 = -0.
+  const std::vector<float> xn{0.3f, 2.0f};
+  std::vector<float> wn(2), gn(2);
+  std::vector<std::int8_t> c2(2);
+  op(xn, -1.0f, 0.0f, 8.0f, wn);
+  lowbit::quantize_codes(op, xn, -1.0f, 0.0f, 8.0f, c2);
+  lowbit::dequantize(op, c2, -1.0f, 0.0f, 8.0f, gn);
+  CHECK(c2 == std::vector<std::int8_t>{0, -2});
+  CHECK(bits(wn[0]) == bits(0.0f));
+  CHECK(bits(gn[0]) == bits(-0.0f));
+  CHECK(bits(gn[1]) == bits(wn[1]));
+  CHECK(bits(wn[1]) == bits(2.0f));
 }
 
 TEST_CASE("codes: per-channel bit widths and double tensors", "[codes]") {
