@@ -143,6 +143,9 @@ TEST_CASE("errors table: FloatQuant format parameters", "[error][errors-table]")
                           [&] { fe(x, 1.0f, 4.0f, 3.0f, 7.0f, 0.0f, y); });
   require_error_untouched("fq-step", y, "is below 2^-149; expected bias + m <= 150",
                           [&] { fe(x, 1.0f, 4.0f, 3.0f, 200.0f, 448.0f, y); });
+  // A bias far beyond any integer type: the message prints it, no overflowing cast (fuzzer, UBSan).
+  require_error_untouched("fq-step-huge", y, "the smallest step 2^(1 - bias - m) = 2^-3.4028234663852886e+38",
+                          [&] { fe(x, 1.0f, 4.0f, 3.0f, std::numeric_limits<float>::max(), 448.0f, y); });
   require_error_untouched("fq-max-finite", y, "is not a finite float",
                           [&] { fe(x, 1.0f, 8.0f, 3.0f, -100.0f, std::numeric_limits<float>::infinity(), y); });
   lowbit::float_quant<> nosat{.has_inf = false, .has_nan = false, .saturation = false};

@@ -506,7 +506,7 @@ struct float_quant {
         if constexpr (exact) {
           if (emin_l < -149.0L)
             throw error(prefix() + "for " + where() + ": the smallest step 2^(1 - bias - m) = 2^" +
-                        std::to_string(static_cast<long long>(emin_l)) +
+                        detail::format_value(static_cast<double>(emin_l)) +  // a huge bias: no integer cast
                         " is below 2^-149; expected bias + m <= 150");
           // max = min(fmt, max_val) must be a finite binary32 value.
           bool fmt_binary32 = top <= 127.0L && top - mi >= -149.0L;
