@@ -52,6 +52,13 @@ using lowbit::semantics;
   std::abort();
 }
 
+/// The same bits, except that NaN equals NaN: a NaN's sign and payload are
+/// unspecified (docs/semantics.md), so SIMD and scalar code may differ there.
+template <class T>
+bool same_result(T a, T b) {
+  return std::memcmp(&a, &b, sizeof(T)) == 0 || (std::isnan(a) && std::isnan(b));
+}
+
 // Guard elements before and after every buffer.
 constexpr std::size_t guard = 8;
 // At most this many elements in a tensor (keeps an input fast).
@@ -327,10 +334,8 @@ void check_call(FuzzedDataProvider& in, const Op& op, const lowbit::shape& want,
   } catch (const lowbit::error&) {
     fail("use_simd = false threw where use_simd = true did not");
   }
-  // Bits, except that NaN equals NaN: a NaN's sign and payload are
-  // unspecified (docs/semantics.md); SIMD and scalar code may differ there.
   for (std::size_t i = 0; i < y.mem.size(); ++i)
-    if (std::memcmp(&y.mem[i], &y2.mem[i], sizeof(T)) != 0 && !(std::isnan(y.mem[i]) && std::isnan(y2.mem[i]))) {
+    if (!same_result(y.mem[i], y2.mem[i])) {
       std::fprintf(stderr, "element %zu of %zu: SIMD/threaded %a, scalar %a\n", i, y.mem.size(), double(y.mem[i]),
                    double(y2.mem[i]));
       fail("SIMD (or threaded) result differs from the scalar one");
@@ -544,11 +549,8 @@ void fuzz_minifloat(FuzzedDataProvider& in) {
     } catch (const lowbit::error&) {
       fail("minifloat_quant or dequantize threw after quantize_codes succeeded");
     }
-    // Bits, except that NaN equals NaN (a NaN's sign and payload are
-    // unspecified, docs/semantics.md).
     for (std::size_t i = 0; i < y1.size(); ++i)
-      if (std::bit_cast<std::uint32_t>(y1[i]) != std::bit_cast<std::uint32_t>(y2[i]) &&
-          !(std::isnan(y1[i]) && std::isnan(y2[i]))) {
+      if (!same_result(y1[i], y2[i])) {
         std::fprintf(stderr, "element %zu: minifloat_quant %a (0x%08x), dequantize %a (0x%08x), code 0x%x\n", i,
                      double(y1[i]), std::bit_cast<std::uint32_t>(y1[i]), double(y2[i]),
                      std::bit_cast<std::uint32_t>(y2[i]), unsigned(c[i]));
