@@ -98,12 +98,13 @@ TEST_CASE("the two semantics differ exactly where QUIRKS.md says", "[int_quant]"
   // A small negative y rounds to -0 in both (signed), and -0 - 0 stays -0.
   CHECK(bits(iq1<S::reference>(-0.3f, 1, 0, 8, true, false, re)) == bits(-0.0f));
   CHECK(bits(iq1<S::exact>(-0.3f, 1, 0, 8, true, false, re)) == bits(-0.0f));
-  // Unsigned clamp of -0: numpy clip gives +0, the specification keeps -0.
-  // (In IntQuant's output this never shows: y = -0 needs zeropt = -0, and
-  // then q - zeropt = +0 either way.)
-  CHECK(bits(lowbit::detail::clamp<S::reference>(-0.0f, 0.0f, 255.0f)) == bits(0.0f));
+  // Unsigned clamp of -0: numpy clip gives +0, the specification keeps -0,
+  // and the kernel's clamp (MAXPS) keeps it too. In IntQuant's output this
+  // never shows: y = -0 needs zeropt = -0, and then q - zeropt = +0 either
+  // way ("a negative zero point" below checks every path).
   CHECK(bits(lowbit::detail::clamp<S::exact>(-0.0f, 0.0f, 255.0f)) == bits(-0.0f));
   CHECK(bits(iq1<S::exact>(-0.0f, 1, -0.0f, 8, false, false, re)) == bits(0.0f));
+  CHECK(bits(iq1<S::reference>(-0.0f, 1, -0.0f, 8, false, false, re)) == bits(0.0f));
   // IEEE: -0 + (+0) = +0, so x = -0 with zeropt 0 gives +0 (FORMAT.md).
   CHECK(bits(iq1<S::exact>(-0.0f, 1, 0, 8, true, false, re)) == bits(0.0f));
   // 13. limits beyond float32 precision.
@@ -115,6 +116,48 @@ TEST_CASE("the two semantics differ exactly where QUIRKS.md says", "[int_quant]"
   CHECK(iq1<S::exact>(-1e10f, 1, 0, 32, true, false, re) == -2147483648.0f);
   CHECK(iq1<S::exact>(1e10f, 1, 0, 32, false, false, re) == 4294967040.0f);
   CHECK(iq1<S::reference>(1e10f, 1, 0, 32, false, false, re) == 4294967296.0f);
+}
+
+// The kernels clamp with MAXPS / MINPS, which return y where numpy's clip
+// returns the (equal) limit: only the sign of a zero y can differ, and y is
+// -0 only with zeropt = -0. The output must still be numpy's, bit for bit.
+TEST_CASE("a negative zero point: the output is numpy's clip, bit for bit", "[int_quant]") {
+  const float inf = std::numeric_limits<float>::infinity(), nan_f = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> x{-0.0f, 0.0f, -0.3f, 0.3f, -1e-30f, 1e-30f, -0x1p-149f, 0x1p-149f, -2.5f, 2.5f,
+                       300.0f, -300.0f, inf, -inf, nan_f};
+  x.resize(3 * 64 + 5, -0.0f);  // a SIMD body and a tail of zeros
+  for (rounding_mode m : lowbit::all_rounding_modes) {
+    lowbit::detail::with_rounding_mode(m, [&](auto mc) {
+      constexpr rounding_mode M = decltype(mc)::value;
+      for (int v = 0; v < 6; ++v) {
+        const bool is_signed = v >= 4, narrow = v % 2 == 1;
+        const float bw = v < 2 ? 1.0f : v < 4 ? 4.0f : 8.0f;  // unsigned narrow 1 bit: [0, 0]
+        for (float zp : {-0.0f, 0.0f}) {
+          for (float scale : {1.0f, 0.5f, 0.3f}) {
+            const auto r = lowbit::detail::int_limits<semantics::reference, float>(static_cast<int>(bw), is_signed, narrow);
+            std::vector<float> want(x.size());
+            for (std::size_t i = 0; i < x.size(); ++i) {
+              float y = x[i] / scale;
+              y = y + zp;
+              y = y <= r.lo ? r.lo : y;  // numpy's clip: max, then min
+              y = y >= r.hi ? r.hi : y;
+              float d = lowbit::detail::round_integral<semantics::reference, M>(y) - zp;
+              want[i] = d * scale;
+            }
+            for (bool simd : {true, false}) {
+              auto op = make<semantics::reference>(is_signed, narrow, m);
+              op.use_simd = simd;
+              std::vector<float> got(x.size());
+              op(x, scale, zp, bw, got);
+              INFO("mode " << lowbit::to_string(m) << " bw " << bw << " signed " << is_signed << " narrow "
+                           << narrow << " zp " << zp << " scale " << scale << " simd " << simd);
+              require_same_bits(got, want);
+            }
+          }
+        }
+      }
+    });
+  }
 }
 
 TEST_CASE("special values", "[int_quant]") {

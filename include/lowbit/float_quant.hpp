@@ -216,8 +216,9 @@ struct float_quant_ref_kernel : scale_divider {
     V q = r * p;
     const V nmax = detail::negate(maxv);
     if constexpr (OV == fq_overflow::saturate) {
-      q = detail::select(q < nmax, nmax, q);
-      q = detail::select(q > maxv, maxv, q);
+      // select(q < nmax, nmax, q), then select(q > maxv, maxv, q): exactly
+      // the bounds (MAXPS / MINPS, detail/simd.hpp).
+      q = detail::bound_above(maxv, detail::bound_below(nmax, q));
     } else if constexpr (OV == fq_overflow::infinity) {
       const V inf(std::numeric_limits<float>::infinity());
       q = detail::select(q > maxv, inf, detail::select(q < nmax, detail::negate(inf), q));

@@ -89,16 +89,23 @@ int_range<T> int_limits(int b, bool is_signed, bool narrow) {
   return r;
 }
 
-/// numpy's clip (reference: max then min, NaN kept, max(-0, +0) = +0) or the
-/// specification's compare-and-replace (exact: only y < lo or y > hi move).
+/// numpy's clip (reference) or the specification's compare-and-replace
+/// (exact: only y < lo or y > hi move), as `bound_above(hi, bound_below(lo,
+/// y))`: one MAXPS and one MINPS on x86 (detail/simd.hpp).
+///
+/// For exact this is the definition. For reference, numpy's clip is
+/// `y <= lo ? lo : y`, then `t >= hi ? hi : t`: the same values, NaN kept,
+/// and a different result only for y == lo or t == hi, where the bounds
+/// return y instead of the (equal) limit. The two differ in bits only when
+/// both are zeros of opposite signs, which takes y = -0 and a limit of +0.
+/// Now y = x / scale + zeropt is -0 only when zeropt is -0 (a round-to-
+/// nearest sum is -0 only when both terms are), and then the output
+/// (q - zeropt) * scale has q - (-0) = +0 for either zero q; a code drops
+/// the sign of zero. So every output keeps its bits (tests/test_int_quant.cpp,
+/// "negative zero point").
 template <semantics S, class V>
 LOWBIT_ALWAYS_INLINE V clamp(V y, V lo, V hi) noexcept {
-  if constexpr (S == semantics::reference) {
-    const V t = detail::select(y <= lo, lo, y);
-    return detail::select(t >= hi, hi, t);
-  } else {
-    return detail::select(y < lo, lo, detail::select(y > hi, hi, y));
-  }
+  return detail::bound_above(hi, detail::bound_below(lo, y));
 }
 
 /// y = x / scale + zeropt, two roundings, never fused.

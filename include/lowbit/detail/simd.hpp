@@ -119,6 +119,74 @@ LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> select(const xsimd::batch_bool<T, A>& m,
   return xsimd::select(m, a, b);
 }
 
+// ---- bounds: x86's maxps / minps, operand order included -----------------
+//
+// bound_below(lo, y) is `lo > y ? lo : y` and bound_above(hi, y) is
+// `hi < y ? hi : y`, exactly: y is returned when the compare is false, so a
+// NaN y stays NaN (and is returned bit for bit), and when lo == y (or
+// hi == y) y is returned. That is the definition of x86's MAXPS / MINPS with
+// lo (hi) as the first operand, one instruction where a compare and a blend
+// take two (or three with AVX-512's mask registers). xsimd's min and max
+// promise neither NaN handling nor operand order across versions and
+// architectures, so the intrinsics are called directly; elsewhere the
+// select is the definition.
+
+template <class T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
+LOWBIT_ALWAYS_INLINE T bound_below(T lo, T y) noexcept {
+  return lo > y ? lo : y;
+}
+template <class T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
+LOWBIT_ALWAYS_INLINE T bound_above(T hi, T y) noexcept {
+  return hi < y ? hi : y;
+}
+
+template <bool below, class T, class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> bound(const xsimd::batch<T, A>& a,
+                                               const xsimd::batch<T, A>& y) noexcept {
+  using B = xsimd::batch<T, A>;
+  [[maybe_unused]] constexpr bool f32 = std::is_same_v<T, float>;
+#if defined(__AVX512F__)
+  if constexpr (std::is_base_of_v<xsimd::avx512f, A>) {
+    if constexpr (f32)
+      return B(below ? _mm512_max_ps(a, y) : _mm512_min_ps(a, y));
+    else
+      return B(below ? _mm512_max_pd(a, y) : _mm512_min_pd(a, y));
+  } else
+#endif
+#if defined(__AVX__)
+  if constexpr (std::is_base_of_v<xsimd::avx, A>) {
+    if constexpr (f32)
+      return B(below ? _mm256_max_ps(a, y) : _mm256_min_ps(a, y));
+    else
+      return B(below ? _mm256_max_pd(a, y) : _mm256_min_pd(a, y));
+  } else
+#endif
+#if defined(__SSE2__)
+  if constexpr (std::is_base_of_v<xsimd::sse2, A>) {
+    if constexpr (f32)
+      return B(below ? _mm_max_ps(a, y) : _mm_min_ps(a, y));
+    else
+      return B(below ? _mm_max_pd(a, y) : _mm_min_pd(a, y));
+  } else
+#endif
+  if constexpr (below) {
+    return xsimd::select(a > y, a, y);
+  } else {
+    return xsimd::select(a < y, a, y);
+  }
+}
+
+template <class T, class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> bound_below(const xsimd::batch<T, A>& lo,
+                                                     const xsimd::batch<T, A>& y) noexcept {
+  return detail::bound<true>(lo, y);
+}
+template <class T, class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> bound_above(const xsimd::batch<T, A>& hi,
+                                                     const xsimd::batch<T, A>& y) noexcept {
+  return detail::bound<false>(hi, y);
+}
+
 template <class T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
 LOWBIT_ALWAYS_INLINE bool is_nan(T v) noexcept {
   return v != v;
