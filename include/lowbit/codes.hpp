@@ -113,10 +113,8 @@ auto codes_out_nd(V&& v) {
   static_assert(!std::is_const_v<E>, "lowbit: the codes output view must have a non-const element type");
   static_assert(code_type<std::remove_cv_t<E>>,
                 "lowbit: codes must be int8, uint8, int16, uint16 or int32 (lowbit::code_type)");
-  auto n = to_nd(v);
   nd<std::remove_cv_t<E>> d;
-  static_cast<nd_geom&>(d) = n;
-  d.data = n.data;
+  d.data = fill_nd(v, d);
   return d;
 }
 
@@ -126,10 +124,8 @@ auto codes_in_nd(const V& v) {
   using E = std::remove_cv_t<element_t<const V&>>;
   static_assert(!std::is_arithmetic_v<std::remove_cvref_t<V>>, "lowbit: codes must be a view");
   static_assert(code_type<E>, "lowbit: codes must be int8, uint8, int16, uint16 or int32 (lowbit::code_type)");
-  auto n = to_nd(v);
   nd<const E> d;
-  static_cast<nd_geom&>(d) = n;
-  d.data = n.data;
+  d.data = fill_nd(v, d);
   return d;
 }
 

@@ -550,17 +550,7 @@ struct float_quant {
       }
     }
     detail::nd<const T> mant_d, emin_d, max_d;
-    mant_d.rank = R;
-    {
-      std::ptrdiff_t st = 1;
-      for (std::size_t r = R; r-- > 0;) {
-        mant_d.ext[r] = fs[r];
-        mant_d.str[r] = st;
-        st *= static_cast<std::ptrdiff_t>(fs[r]);
-      }
-    }
-    static_cast<detail::nd_geom&>(emin_d) = mant_d;
-    static_cast<detail::nd_geom&>(max_d) = mant_d;
+    for (detail::nd_geom* g : {&mant_d, &emin_d, &max_d}) detail::set_row_major(*g, R, fs.begin());
     mant_d.data = mant_p;
     emin_d.data = emin_p;
     max_d.data = max_p;

@@ -353,14 +353,7 @@ struct int_quant {
         any_bipolar = any_bipolar || r.bipolar;
         return true;
       });
-      static_cast<detail::nd_geom&>(lo_d) = bs.d;
-      std::ptrdiff_t st = 1;
-      for (std::size_t r = lo_d.rank; r-- > 0;) {
-        lo_d.str[r] = st;
-        st *= static_cast<std::ptrdiff_t>(lo_d.ext[r]);
-      }
-      static_cast<detail::nd_geom&>(hi_d) = lo_d;
-      static_cast<detail::nd_geom&>(bip_d) = lo_d;
+      for (detail::nd_geom* g : {&lo_d, &hi_d, &bip_d}) detail::set_row_major(*g, bs.d.rank, bs.d.ext.data());
     }
     lo_d.data = lo_p;
     hi_d.data = hi_p;

@@ -357,18 +357,21 @@ using element_t = typename view_element<std::remove_reference_t<V>>::type;
 template <class V>
 using scalar_value_t = std::remove_cv_t<element_t<V>>;
 
-/// Describes a view (not a scalar) as an nd.
+/// Writes the geometry of a view (not a scalar) into `g` and returns its
+/// data pointer. The geometry is written in place: building it in a
+/// temporary and copying it made GCC reload freshly stored words as wider
+/// vectors (a store-forwarding stall per argument, a tenth of a small call).
 template <class V>
-auto to_nd(V&& v) {
+auto fill_nd(V&& v, nd_geom& g) {
   using R = std::remove_cvref_t<V>;
   using E = element_t<V>;
-  nd<E> d;
+  E* data = nullptr;
   if constexpr (is_strided_view<R>::value || mdspan_like<R>) {
     if constexpr (mdspan_like<R>)
       static_assert(R::rank() <= max_rank, "lowbit: the view's rank exceeds LOWBIT_MAX_RANK");
-    d.data = v.data_handle();
-    d.rank = v.rank();
-    for (std::size_t r = 0; r < d.rank; ++r) {
+    data = v.data_handle();
+    g.rank = v.rank();
+    for (std::size_t r = 0; r < g.rank; ++r) {
       const auto e = v.extent(r);
       const auto st = v.stride(r);
       if constexpr (std::is_integral_v<decltype(e)>)
@@ -379,18 +382,26 @@ auto to_nd(V&& v) {
         if (!std::in_range<std::ptrdiff_t>(st))
           throw error("lowbit: a view has stride " + std::to_string(st) + " in dimension " + std::to_string(r) +
                       "; expected a stride that fits in std::ptrdiff_t");
-      d.ext[r] = static_cast<std::size_t>(e);
-      d.str[r] = static_cast<std::ptrdiff_t>(st);
+      g.ext[r] = static_cast<std::size_t>(e);
+      g.str[r] = static_cast<std::ptrdiff_t>(st);
     }
-    (void)d.get_shape();  // throws if the element count overflows std::size_t
+    (void)g.get_shape();  // throws if the element count overflows std::size_t
     if constexpr (!std::is_void_v<E>)
-      check_span("lowbit", d.ext.data(), d.str.data(), d.rank, sizeof(E));
+      check_span("lowbit", g.ext.data(), g.str.data(), g.rank, sizeof(E));
   } else {
-    d.data = std::ranges::data(v);
-    d.rank = 1;
-    d.ext[0] = static_cast<std::size_t>(std::ranges::size(v));
-    d.str[0] = 1;
+    data = std::ranges::data(v);
+    g.rank = 1;
+    g.ext[0] = static_cast<std::size_t>(std::ranges::size(v));
+    g.str[0] = 1;
   }
+  return data;
+}
+
+/// Describes a view (not a scalar) as an nd.
+template <class V>
+auto to_nd(V&& v) {
+  nd<element_t<V>> d;
+  d.data = fill_nd(std::forward<V>(v), d);
   return d;
 }
 

@@ -55,9 +55,7 @@ struct tensor_in {
       static_assert(std::is_same_v<scalar_value_t<const V&>, T>,
                     "lowbit: a parameter tensor must have the same element type as x "
                     "(pass a scalar to have it converted)");
-      auto n = to_nd(v);
-      static_cast<nd_geom&>(d) = n;
-      d.data = n.data;
+      d.data = fill_nd(v, d);
     }
   }
   tensor_in(const tensor_in&) = delete;
@@ -74,11 +72,22 @@ nd<T> output_nd(V&& v) {
   static_assert(!std::is_const_v<E>, "lowbit: the output view must have a non-const element type");
   static_assert(std::is_same_v<std::remove_cv_t<E>, T>,
                 "lowbit: the output must have the same element type as x");
-  auto n = to_nd(v);
   nd<T> d;
-  static_cast<nd_geom&>(d) = n;
-  d.data = n.data;
+  d.data = fill_nd(v, d);
   return d;
+}
+
+/// Sets `g` to a dense row-major geometry of extents `ext[0, rank)`, written
+/// field by field (copying a just-built geometry as a whole reloads its
+/// words as wider vectors, a store-forwarding stall on every call).
+inline void set_row_major(nd_geom& g, std::size_t rank, const std::size_t* ext) noexcept {
+  g.rank = rank;
+  std::ptrdiff_t st = 1;
+  for (std::size_t r = rank; r-- > 0;) {
+    g.ext[r] = ext[r];
+    g.str[r] = st;
+    st *= static_cast<std::ptrdiff_t>(ext[r]);
+  }
 }
 
 // ---- messages ---------------------------------------------------------------
@@ -303,9 +312,12 @@ struct tile_access {
   enum kind_t { splat, contiguous, buffered } kind = splat;
 };
 
-inline tile_access classify(std::ptrdiff_t row_stride, std::ptrdiff_t col_stride, std::size_t rows,
-                            std::size_t cols) {
-  tile_access a{row_stride, col_stride};
+/// Fills `a` in place (returning the struct by value made GCC store two
+/// words and reload them as one, a store-forwarding stall per operand).
+inline void classify(tile_access& a, std::ptrdiff_t row_stride, std::ptrdiff_t col_stride, std::size_t rows,
+                     std::size_t cols) {
+  a.row_stride = row_stride;
+  a.col_stride = col_stride;
   const bool one_row = rows == 1;
   if (col_stride == 0 && (one_row || row_stride == 0))
     a.kind = tile_access::splat;
@@ -313,7 +325,6 @@ inline tile_access classify(std::ptrdiff_t row_stride, std::ptrdiff_t col_stride
     a.kind = tile_access::contiguous;
   else
     a.kind = tile_access::buffered;
-  return a;
 }
 
 /// buf[0, n) = v, with whole batches (a per-row parameter expanded over
@@ -410,14 +421,42 @@ void elementwise(const loop_plan<NP + 2>& plan, const T* x, const std::array<con
                  T* y, Chunk&& chunk, const execution& exec = {}) {
   constexpr std::size_t N = NP + 2;
   if (plan.count == 0) return;
+  // The common case in one step (what the general walk below would do with
+  // it, without its set-up, which costs as much as a few hundred elements):
+  // a plan of one run, x and y contiguous, every parameter constant or
+  // contiguous along it, one thread.
+  if (plan.rank == 1 && plan.str[0][0] == 1 && plan.str[N - 1][0] == 1 &&
+      parallel_parts(exec, plan.count) <= 1) {
+    bool flat = true, loaded = false;
+    for (std::size_t I = 0; I < NP; ++I) {
+      flat = flat && (plan.str[1 + I][0] == 0 || plan.str[1 + I][0] == 1);
+      loaded = loaded || plan.str[1 + I][0] != 0;
+    }
+    if (flat) {
+      piece<T, NP> pc;
+      pc.x = x;
+      pc.y = y;
+      pc.n = plan.count;
+      for (std::size_t I = 0; I < NP; ++I) {
+        pc.p[I] = params[I];
+        pc.s[I] = *params[I];
+        pc.vary[I] = plan.str[1 + I][0] != 0;
+      }
+      pc.stream = plan.count >= exec.stream_min_elements && !overlaps(plan, 0, x, N - 1, y);
+      if (loaded)
+        chunk(std::true_type{}, pc);
+      else
+        chunk(std::false_type{}, pc);
+      return;
+    }
+  }
   const std::size_t r = plan.rank;
   const std::size_t cols = plan.ext[r - 1];
   const bool two_d = r >= 2 && cols < short_run;
   const std::size_t rows = two_d ? plan.ext[r - 2] : 1;
   const std::size_t tile = rows * cols;
   std::array<tile_access, N> acc;
-  for (std::size_t k = 0; k < N; ++k)
-    acc[k] = classify(two_d ? plan.str[k][r - 2] : 0, plan.str[k][r - 1], rows, cols);
+  for (std::size_t k = 0; k < N; ++k) classify(acc[k], two_d ? plan.str[k][r - 2] : 0, plan.str[k][r - 1], rows, cols);
   // x and y are always read and written through pointers; a splat x (a
   // broadcast input) is gathered like any other non-contiguous operand.
   for (std::size_t k : {std::size_t(0), N - 1})
