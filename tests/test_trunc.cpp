@@ -168,6 +168,57 @@ TEST_CASE("trunc: the fast trunc scale equals QONNX's formula 2^round(fl(log2 r)
   }
 }
 
+// The per-element pre-pass computes t a batch at a time (integer fast path,
+// lane-by-lane fallback): the same bits as trunc_scale on every pair.
+TEST_CASE("trunc: the batch trunc scale equals trunc_scale on every pair", "[trunc][simd]") {
+  using B = xsimd::batch<float>;
+  constexpr std::size_t L = B::size;
+  const float nan_f = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> rs{1.0f, 2.0f, 0.5f, 0x1p-149f, 0x1p-127f, 0x1p-126f, 0x1.fffffep127f, 0x1p127f,
+                        0x1.6a09e6p0f, 0x1.6a09e8p0f, 0.0f, -0.0f, -1.0f, inf, -inf, nan_f};
+  for (int k = -149; k <= 127; ++k) {
+    for (long double f : {1.0L, 1.3L, 1.9999999L, 1.4142135623730950488L * (1 + 0x1p-12L),
+                          1.4142135623730950488L * (1 - 0x1p-12L), 1.4142135623730950488L})
+      for (int step = -3; step <= 3; ++step) {
+        const float c = static_cast<float>(std::ldexp(f, k));
+        rs.push_back(std::nextafter(c, step < 0 ? 0.0f : inf));
+        rs.push_back(c);
+      }
+  }
+  std::uint32_t state = 777;
+  for (int i = 0; i < 20000; ++i) {
+    state = state * 1664525u + 1013904223u;
+    rs.push_back(lowbit_test::f32(state));  // every class, both signs
+  }
+  // Pairs (scale, out_scale): the ratio as out_scale over scale 1, and over
+  // a few other scales (one more rounding), in runs of whole batches.
+  std::vector<float> sc, os;
+  for (float r : rs)
+    for (float s : {1.0f, 3.0f, 0.1f, 0x1p-140f}) {
+      sc.push_back(s);
+      os.push_back(r);
+    }
+  while (sc.size() % L) {
+    sc.push_back(1.0f);
+    os.push_back(2.0f);
+  }
+  const lowbit::detail::trunc_scale_ref_kernel<float> k;
+  std::size_t checked = 0;
+  for (std::size_t i = 0; i < sc.size(); i += L) {
+    alignas(64) float got[L];
+    k(B::load_unaligned(&sc[i]), B::load_unaligned(&os[i])).store_aligned(got);
+    for (std::size_t j = 0; j < L; ++j) {
+      float want = -1.0f;
+      lowbit::detail::trunc_scale<semantics::reference>(sc[i + j], os[i + j], want);
+      INFO("scale " << show(sc[i + j]) << " out_scale " << show(os[i + j]));
+      REQUIRE(bits(got[j]) == bits(want));
+      CHECK(bits(k(sc[i + j], os[i + j])) == bits(want));
+      ++checked;
+    }
+  }
+  CHECK(checked >= 4 * rs.size());
+}
+
 TEST_CASE("trunc: clamp to out_bitwidth, no bipolar special case", "[trunc]") {
   using S = semantics;
   const auto re = rounding_mode::half_even;
