@@ -402,6 +402,41 @@ TEST_CASE("per-channel widths, biases and max_val equal a loop of per-tensor cal
   }
 }
 
+// A call with one format reuses the constants of the last format computed
+// on its thread: a sequence of formats (the same again, others, one that is
+// rejected, a -0 bias) must give what a call with two format elements,
+// which never reuses, gives.
+template <semantics S>
+void format_memo_sequence() {
+  const std::vector<float> x = interesting_values(97, 5);
+  const fmt seq[] = {e4m3, e5m2, e4m3, e4m3, e2m1, {4, 3, -0.0f, 448}, {4, 3, 0.0f, 448}, e8m0, e4m3_raw, e4m3};
+  auto op = make<S>(rounding_mode::half_even);
+  for (std::size_t i = 0; i < std::size(seq); ++i) {
+    const fmt f = seq[i];
+    std::vector<float> got(x.size()), want(2 * x.size());
+    op(x, 0.37f, f.E, f.m, f.bias, f.max_val, got);
+    // x twice along a new leading dimension, one format per row.
+    std::vector<float> x2(x);
+    x2.insert(x2.end(), x.begin(), x.end());
+    const std::vector<float> E(2, f.E), M(2, f.m), Bi(2, f.bias), MV(2, f.max_val);
+    auto col = [](const std::vector<float>& v) { return strided_view<const float>(v.data(), {2, 1}); };
+    op(strided_view<const float>(x2.data(), {2, x.size()}), 0.37f, col(E), col(M), col(Bi), col(MV),
+       strided_view<float>(want.data(), {2, x.size()}));
+    INFO("format " << i);
+    require_same_values(got, std::vector<float>(want.begin(), want.begin() + x.size()));
+    // A rejected format in between leaves nothing behind.
+    if constexpr (S == semantics::exact) {
+      std::vector<float> y(x.size(), 7.0f);
+      REQUIRE_THROWS_AS(op(x, 0.37f, 4.0f, 3.0f, 1000.0f, 448.0f, y), lowbit::error);
+    }
+  }
+}
+
+TEST_CASE("a per-tensor format reuses its constants only for the same format", "[float_quant]") {
+  format_memo_sequence<semantics::reference>();
+  format_memo_sequence<semantics::exact>();
+}
+
 TEST_CASE("output shape, rank growth, in place, empty", "[float_quant][broadcast]") {
   auto op = make(rounding_mode::half_even);
   std::vector<float> x{1.1f, 2.2f, 3.3f};

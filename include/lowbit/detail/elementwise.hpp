@@ -22,6 +22,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "../broadcast.hpp"
 #include "../config.hpp"
@@ -89,6 +90,26 @@ inline void set_row_major(nd_geom& g, std::size_t rank, const std::size_t* ext) 
     st *= static_cast<std::ptrdiff_t>(ext[r]);
   }
 }
+
+/// Small-buffer storage for K derived per-element arrays of n elements each.
+template <class T, std::size_t K>
+struct derived_storage {
+  static constexpr std::size_t inline_elems = 16;
+  std::array<T, K * inline_elems> small{};
+  std::vector<T> big;
+  std::array<T*, K> arr{};
+
+  explicit derived_storage(std::size_t n) {
+    T* base = small.data();
+    if (n > inline_elems) {
+      big.resize(K * n);
+      base = big.data();
+    }
+    for (std::size_t k = 0; k < K; ++k) arr[k] = base + k * n;
+  }
+  derived_storage(const derived_storage&) = delete;
+  derived_storage& operator=(const derived_storage&) = delete;
+};
 
 // ---- messages ---------------------------------------------------------------
 
