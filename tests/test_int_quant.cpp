@@ -260,6 +260,27 @@ TEST_CASE("exact_reciprocal accepts exactly the powers of two with a finite nonz
   CHECK(exact_reciprocal(0x1p1023));
   CHECK_FALSE(exact_reciprocal(0x1p-1024));  // 1 / 2^-1024 = 2^1024 overflows
   CHECK_FALSE(exact_reciprocal(0.1));
+  // Every binade, subnormals included, against frexp: |s| is a power of two
+  // iff its significand is 1/2, and then 1 / s must be finite.
+  auto oracle = [](auto s) {
+    int e = 0;
+    return std::fabs(std::frexp(s, &e)) == decltype(s)(0.5) && std::isfinite(decltype(s)(1) / s);
+  };
+  for (int e = -149; e <= 127; ++e)
+    for (float sig : {1.0f, 1.0000001f, 1.5f, 1.9999999f})
+      for (float sg : {1.0f, -1.0f}) {
+        const float s = sg * std::ldexp(sig, e);
+        if (s == 0.0f) continue;
+        INFO("s = " << s);
+        CHECK(exact_reciprocal(s) == oracle(s));
+      }
+  for (int e = -1074; e <= 1023; e += 7)
+    for (double sig : {1.0, 1.0000000000000002, 1.5}) {
+      const double s = std::ldexp(sig, e);
+      if (s == 0.0) continue;
+      INFO("s = " << s);
+      CHECK(exact_reciprocal(s) == oracle(s));
+    }
 }
 
 template <semantics S, class T>

@@ -37,6 +37,18 @@ LOWBIT_BEGIN_NAMESPACE
 inline shape broadcast_shape(std::initializer_list<shape> shapes,
                              std::initializer_list<const char*> names = {},
                              const char* op = "lowbit::broadcast_shape") {
+  // The usual call: scalar parameters next to one tensor, whose shape is
+  // the broadcast (a count that overflows is reported below).
+  const shape* only = nullptr;
+  std::size_t tensors = 0;
+  for (const shape& s : shapes)
+    if (s.rank() != 0) {
+      only = &s;
+      ++tensors;
+    }
+  std::size_t n1 = 0;
+  if (tensors == 0) return shape{};
+  if (tensors == 1 && detail::checked_count(only->begin(), only->rank(), n1)) return *only;
   std::size_t rank = 0;
   for (const shape& s : shapes) rank = std::max(rank, s.rank());
   std::array<std::size_t, max_rank> out;

@@ -66,12 +66,12 @@ int_range<T> int_limits(int b, bool is_signed, bool narrow) {
   r.bipolar = is_signed && b == 1;
   if constexpr (S == semantics::reference) {
     if (is_signed) {
-      const T p = std::ldexp(T(1), b - 1);
+      const T p = static_cast<T>(std::uint64_t(1) << (b - 1));  // exact: b <= 53
       r.lo = -p;
       if (narrow) r.lo = r.lo + T(1);
       r.hi = p - T(1);
     } else {
-      const T p = std::ldexp(T(1), b);
+      const T p = static_cast<T>(std::uint64_t(1) << b);
       r.lo = T(0);
       r.hi = narrow ? p - T(2) : p - T(1);
     }

@@ -7,7 +7,11 @@
 #ifndef LOWBIT_DETAIL_DIVIDE_HPP
 #define LOWBIT_DETAIL_DIVIDE_HPP
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
 
 #include "../config.hpp"
 #include "simd.hpp"
@@ -24,8 +28,13 @@ LOWBIT_BEGIN_DETAIL_NAMESPACE
 template <class T>
 bool exact_reciprocal(T s) noexcept {
   if (!(std::isfinite(s) && s != T(0))) return false;
-  int e = 0;
-  if (std::fabs(std::frexp(s, &e)) != T(0.5)) return false;
+  // |s| a power of two: a normal with a zero significand field, or a
+  // subnormal with a single bit set (read from the bits: no libm call).
+  using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  constexpr int mbits = std::numeric_limits<T>::digits - 1;
+  const U u = std::bit_cast<U>(std::fabs(s));
+  const U frac = u & ((U(1) << mbits) - 1);
+  if (!((u >> mbits) != 0 ? frac == 0 : std::has_single_bit(u))) return false;
   const T r = T(1) / s;
   return std::isfinite(r) && r != T(0);
 }
