@@ -245,26 +245,38 @@ struct piece {
  * branch per batch that is always predicted, next to a division.
  */
 template <bool Loaded, class K, class T, std::size_t NP, std::size_t... I>
-LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& k, const piece<T, NP>& pc, bool simd,
+LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& kernel, const piece<T, NP>& pc, bool simd,
                                          std::index_sequence<I...>) {
   using B = batch<T>;
   constexpr std::size_t L = B::size;
+  // Local copies of everything the loops read: a vector store may alias any
+  // memory (xsimd's register types are may_alias), so fields read through
+  // references were reloaded after every store (the count, the kernel's
+  // flags), a load and a compare per batch.
+  const K k = kernel;
+  const std::size_t n = pc.n, rows = pc.rows, cols = pc.cols;
   const T* x = pc.x;
   T* y = pc.y;
   std::size_t i = 0;
   if constexpr (Loaded) {
-    if (pc.rows != 0) {
-      for (std::size_t r = 0; r < pc.rows; ++r) {
-        const std::ptrdiff_t rr = static_cast<std::ptrdiff_t>(r);
-        const std::array<T, NP> rs{pc.p[I][rr * pc.row_stride[I]]...};
-        const T* xr = x + r * pc.cols;
-        T* yr = y + r * pc.cols;
+    if (rows != 0) {
+      // Each row's parameters: only those that change along the rows are
+      // read and broadcast again (per-channel: the scale alone), by pointer
+      // steps; the per-row cost is most of a short row's.
+      std::array<const T*, NP> rp = pc.p;
+      std::array<T, NP> rs{*rp[I]...};
+      std::array<B, NP> rb{B(rs[I])...};
+      const std::array<std::ptrdiff_t, NP> rstep = pc.row_stride;
+      for (std::size_t r = 0; r < rows; ++r) {
+        if (r != 0)
+          ((rstep[I] != 0 ? (void)(rp[I] += rstep[I], rs[I] = *rp[I], rb[I] = B(rs[I])) : (void)0), ...);
+        const T* xr = x + r * cols;
+        T* yr = y + r * cols;
         std::size_t c = 0;
         if (simd) {
-          const std::array<B, NP> rb{B(rs[I])...};
-          for (; c + L <= pc.cols; c += L) detail::store(yr + c, k(load<B>(xr + c), rb[I]...));
+          for (; c + L <= cols; c += L) detail::store(yr + c, k(load<B>(xr + c), rb[I]...));
         }
-        for (; c < pc.cols; ++c) {
+        for (; c < cols; ++c) {
           no_vectorize(c);
           yr[c] = k(xr[c], rs[I]...);
         }
@@ -290,19 +302,19 @@ LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& k, const piece<T, NP>& pc, boo
   const auto addr = reinterpret_cast<std::uintptr_t>(y);
   const bool stream = simd && pc.stream && addr % sizeof(T) == 0;
   const std::size_t peel =
-      stream ? std::min(pc.n, (sizeof(B) - addr % sizeof(B)) % sizeof(B) / sizeof(T)) : std::size_t(0);
+      stream ? std::min(n, (sizeof(B) - addr % sizeof(B)) % sizeof(B) / sizeof(T)) : std::size_t(0);
 #if defined(LOWBIT_DETAIL_SCALAR_MAY_VECTORIZE)
   // Tests only: a plain loop for the scalar path, which the compiler can
   // vectorise (it does not vectorise the shared loop below, nested in two
   // phases), so that the exhaustive sweeps' scalar side runs at SIMD speed.
   if (!simd) {
-    for (; i < pc.n; ++i) y[i] = at(scalar_t{}, i);
+    for (; i < n; ++i) y[i] = at(scalar_t{}, i);
     return;
   }
 #endif
   // One scalar loop (compiled once) serves the peel, the tail and the
   // scalar path; the SIMD body runs between its two phases.
-  std::size_t stop = simd ? peel : pc.n;
+  std::size_t stop = simd ? peel : n;
   for (bool body_done = !simd;;) {
     for (; i < stop; ++i) {
       no_vectorize(i);
@@ -310,7 +322,7 @@ LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& k, const piece<T, NP>& pc, boo
     }
     if (body_done) break;
     body_done = true;
-    for (; i + L <= pc.n; i += L) {
+    for (; i + L <= n; i += L) {
       const B r = at(batch_t{}, i);
       if (stream)
         detail::store_stream(y + i, r);
@@ -318,7 +330,7 @@ LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& k, const piece<T, NP>& pc, boo
         detail::store(y + i, r);
     }
     if (stream) stream_fence();
-    stop = pc.n;
+    stop = n;
   }
 }
 
