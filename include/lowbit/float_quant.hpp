@@ -207,8 +207,11 @@ struct float_quant_ref_kernel : scale_divider {
       y = x * fq_pow2(I(I(0) - e));
       if (!fq_all(direct)) y = fq_float(fq_iselect(direct, fq_bits(y), fq_bits(V(x / p))));
     } else {
-      const I e = fq_imax(be - (I(127) + fq_to_int(mant)), fq_to_int(emin));
-      const I pb = (e + I(127)) << 23;
+      // The biased exponent of 2^e, max(be - m, emin + 127), in [1, 253]:
+      // fewer live constants than forming e first (AVX2 has 16 registers,
+      // and each constant spilled is rebuilt in the loop).
+      const I eb = fq_imax(be - fq_to_int(mant), fq_to_int(V(emin + V(127.0f))));
+      const I pb = eb << 23;
       p = fq_float(pb);
       y = x * fq_float(I(I(254 << 23) - pb));  // 2^-e
     }
