@@ -182,7 +182,7 @@ void write_codes(const char* op, const shape& out, const nd<const T>& x, nd<C>& 
   check_output(op, cd, out);
   std::vector<T> q(out.count());
   nd<T> qd;
-  static_cast<nd_geom&>(qd) = row_major_nd<T>(out, q.data());
+  set_row_major(qd, out.rank(), out.begin());
   qd.data = q.data();
   run(qd);
   const T lo = bits ? T(-1) : static_cast<T>(std::numeric_limits<C>::min());
@@ -601,7 +601,7 @@ void quantize_codes(const minifloat_quant<S>& mq, const X& x, const Scale& scale
   detail::check_output(name, cd, out);
   std::vector<T> q(out.count());
   detail::nd<T> qd;
-  static_cast<detail::nd_geom&>(qd) = detail::row_major_nd<T>(out, q.data());
+  detail::set_row_major(qd, out.rank(), out.begin());
   qd.data = q.data();
   detail::codes_access::run<detail::stage::code>(op, qd, xs, ss, es, ms, bs, vs);
   std::vector<C> c(q.size());

@@ -194,13 +194,7 @@ struct trunc_v1_kernel {
 template <class T>
 nd<const T> row_major_nd(const shape& s, const T* data) {
   nd<const T> d;
-  d.rank = s.rank();
-  std::ptrdiff_t st = 1;
-  for (std::size_t r = d.rank; r-- > 0;) {
-    d.ext[r] = s[r];
-    d.str[r] = st;
-    st *= static_cast<std::ptrdiff_t>(s[r]);
-  }
+  set_row_major(d, s.rank(), s.begin());
   d.data = data;
   return d;
 }
