@@ -129,3 +129,68 @@ TEST_CASE("NaN stays NaN and infinities stay infinite in every mode", "[rounding
     CHECK(lowbit::round_integral<semantics::reference>(-inf, m) == -inf);
   }
 }
+
+namespace {
+
+// round_integral_any_zero<reference, M> on y as a scalar and in every lane
+// of a batch, against round_integral (numpy's sign(y) * f(|y|)).
+template <class T, rounding_mode M>
+void check_any_zero(T y) {
+  using R = semantics;
+  INFO("y = " << y << ", " << lowbit::to_string(M));
+  const T want = lowbit::detail::round_integral<R::reference, M>(y);
+  CHECK(bits(lowbit::detail::round_integral_any_zero<R::reference, M>(y)) == bits(want));
+  using B = xsimd::batch<T>;
+  const B got = lowbit::detail::round_integral_any_zero<R::reference, M>(B(y));
+  for (std::size_t i = 0; i < B::size; ++i) CHECK(bits(got.get(i)) == bits(want));
+}
+
+template <class T>
+void check_any_zero_all(T y) {
+  check_any_zero<T, rounding_mode::up>(y);
+  check_any_zero<T, rounding_mode::half_up>(y);
+  check_any_zero<T, rounding_mode::half_down>(y);
+}
+
+}  // namespace
+
+TEST_CASE("IntQuant's rounding forms equal numpy's sign(y) * f(|y|) except at y = -0", "[rounding]") {
+  // Zeros of f(|y|) keep numpy's signs (HALF_DOWN(+0.3) = -0, HALF_UP(-0.3) = -0),
+  // ties, the |y| +- 0.5 quirks, the end of the fraction range, infinities.
+  for (float y : {0.3f, -0.3f, 0.5f, -0.5f, 1.5f, -2.5f, 0.49999997f, -0.49999997f, 8388609.0f,
+                  -8388609.0f, 16777215.0f, 4194304.5f, 1e-45f, -1e-45f, 0.0f,
+                  std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()})
+    check_any_zero_all(y);
+  for (double y : {0.3, -0.3, 0.5, -2.5, 0.49999999999999994, 4503599627370497.0, -4503599627370497.0, 5e-324})
+    check_any_zero_all(y);
+  // y = -0, the one input where the forms may differ: a zero either way.
+  using R = semantics;
+  CHECK(lowbit::detail::round_integral_any_zero<R::reference, rounding_mode::half_down>(-0.0f) == 0.0f);
+  CHECK(lowbit::detail::round_integral_any_zero<R::reference, rounding_mode::up>(-0.0f) == 0.0f);
+  CHECK(std::isnan(lowbit::detail::round_integral_any_zero<R::reference, rounding_mode::half_up>(
+      std::numeric_limits<float>::quiet_NaN())));
+}
+
+TEST_CASE("exact HALF_UP by truncation of y + pred(1/2) rounds ties away and nothing else", "[rounding]") {
+  using R = semantics;
+  const auto hu = [](auto y) { return lowbit::round_integral<R::exact>(y, rounding_mode::half_up); };
+  // The largest float below 1/2 and 3/2 and below a tie near 2^22; ties; large values.
+  CHECK(bits(hu(0.49999997f)) == bits(0.0f));
+  CHECK(bits(hu(-0.49999997f)) == bits(-0.0f));
+  CHECK(hu(1.4999999f) == 1.0f);
+  CHECK(hu(0.5f) == 1.0f);
+  CHECK(hu(-1.5f) == -2.0f);
+  CHECK(hu(4194304.5f) == 4194305.0f);
+  CHECK(hu(4194303.5f) == 4194304.0f);
+  CHECK(hu(8388609.0f) == 8388609.0f);
+  CHECK(hu(16777216.0f) == 16777216.0f);
+  CHECK(bits(hu(1e-45f)) == bits(0.0f));
+  CHECK(hu(0.49999999999999994) == 0.0);
+  CHECK(hu(0.5) == 1.0);
+  CHECK(hu(2251799813685248.5) == 2251799813685249.0);
+  CHECK(hu(4503599627370497.0) == 4503599627370497.0);
+  // The batch form, lane by lane.
+  using B = xsimd::batch<float>;
+  const B got = lowbit::detail::round_integral<R::exact, rounding_mode::half_up>(B(-2.5f));
+  for (std::size_t i = 0; i < B::size; ++i) CHECK(got.get(i) == -3.0f);
+}

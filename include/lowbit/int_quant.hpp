@@ -144,7 +144,7 @@ struct int_quant_kernel : scale_divider {
       return dequantize(x, scale, zp);
     } else {
       const V y = scaled_input(*this, x, scale, zp);
-      const V q = round_integral<S, M>(clamp<S>(y, lo, hi));
+      const V q = round_integral_any_zero<S, M>(clamp<S>(y, lo, hi));
       if constexpr (St == stage::code) return q;
       else return dequantize(q, scale, zp);
     }

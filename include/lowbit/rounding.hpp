@@ -8,6 +8,7 @@
 #define LOWBIT_ROUNDING_HPP
 
 #include <array>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -146,6 +147,15 @@ LOWBIT_ALWAYS_INLINE V round_integral(V y) noexcept {
   } else {
     if constexpr (M == rounding_mode::up) {
       return detail::copysign(detail::ceil(detail::abs(y)), y);
+    } else if constexpr (M == rounding_mode::half_up) {
+      // trunc(y + copysign(pred(1/2), y)): for a = |y| and k = floor(a + 1/2),
+      // a + pred(1/2) lies in [k - 2^-25, k + 1 - 2^-25 - ulp(a)], which
+      // rounds into [k, k + 1) (docs/semantics.md gives the proof; the
+      // exhaustive sweep tests/exhaustive/exhaustive_rounding.cpp checks every
+      // float32 against the fraction form below). The sign of y is kept, zeros
+      // and NaN included.
+      const V c = detail::copysign(V(T(T(0.5) - std::numeric_limits<T>::epsilon() / 4)), y);
+      return detail::trunc(y + c);
     } else {
       // t = detail::trunc(y); the fraction y - t is exact (same sign, |t| <= |y|,
       // Sterbenz for |y| >= 1, t = 0 below). Ties go away from zero for
@@ -155,11 +165,44 @@ LOWBIT_ALWAYS_INLINE V round_integral(V y) noexcept {
       const V d = detail::abs(y - t);
       const V step = detail::copysign(V(T(1)), y);
       const V away = t + step;
-      if constexpr (M == rounding_mode::half_up)
-        return detail::select(d >= V(T(0.5)), away, t);
-      else
-        return detail::select(d > V(T(0.5)), away, t);
+      static_assert(M == rounding_mode::half_down);
+      return detail::select(d > V(T(0.5)), away, t);
     }
+  }
+}
+
+/**
+ * round_integral<S, M>(y) for a caller that cannot tell the two zeros apart
+ * when y is -0, and treats every NaN alike: for every other y the result has
+ * the same bits. IntQuant is such a caller: its y = x / scale + zeropt is -0
+ * only when zeropt is -0, and then (q - zeropt) * scale is +0 * scale
+ * whichever zero q is (int_quant.hpp, clamp).
+ *
+ * It saves the compare and the select of numpy's sign(y) in reference UP,
+ * HALF_UP and HALF_DOWN: sign(y) * f(|y|) has f(|y|) >= +0 or f(|y|) = -0,
+ * so for y != 0 it is f(|y|) with the sign bit of y xor'ed in (a zero
+ * f(|y|) included: HALF_DOWN(+0.3) = -0 and HALF_DOWN(-0.3) = +0 stay).
+ * Only y = -0 differs (numpy's sign(-0) is +0). HALF_UP uses
+ * fl(y + copysign(1/2, y)) = sign(y) * fl(|y| + 1/2) (rounding to nearest
+ * is symmetric), truncated. tests/exhaustive/exhaustive_rounding.cpp checks
+ * all three against round_integral on every float32.
+ */
+template <semantics S, rounding_mode M, class V>
+LOWBIT_ALWAYS_INLINE V round_integral_any_zero(V y) noexcept {
+  using T = lane_t<V>;
+  if constexpr (S == semantics::reference && M == rounding_mode::half_up) {
+    return detail::trunc(y + detail::copysign(V(T(0.5)), y));
+  } else if constexpr (S == semantics::reference &&
+                       (M == rounding_mode::up || M == rounding_mode::half_down)) {
+    const V a = detail::abs(y);
+    V m;
+    if constexpr (M == rounding_mode::up)
+      m = detail::ceil(a);
+    else
+      m = detail::ceil(V(a - V(T(0.5))));
+    return detail::bitwise_xor(m, detail::sign_bit(y));
+  } else {
+    return detail::round_integral<S, M>(y);
   }
 }
 

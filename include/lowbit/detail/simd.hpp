@@ -15,8 +15,10 @@
 #ifndef LOWBIT_DETAIL_SIMD_HPP
 #define LOWBIT_DETAIL_SIMD_HPP
 
+#include <bit>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <type_traits>
 
@@ -219,6 +221,28 @@ LOWBIT_ALWAYS_INLINE T negate(T v) noexcept {
 template <class T, class A>
 LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> negate(const xsimd::batch<T, A>& v) noexcept {
   return xsimd::bitwise_xor(v, xsimd::batch<T, A>(T(-0.0)));
+}
+
+/// The sign bit of v alone (+0 or -0; for NaN, the NaN's sign).
+template <class T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
+LOWBIT_ALWAYS_INLINE T sign_bit(T v) noexcept {
+  return std::signbit(v) ? T(-0.0) : T(0.0);
+}
+template <class T, class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> sign_bit(const xsimd::batch<T, A>& v) noexcept {
+  return xsimd::bitwise_and(v, xsimd::batch<T, A>(T(-0.0)));
+}
+
+/// The bitwise exclusive or of two floating-point values.
+template <class T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
+LOWBIT_ALWAYS_INLINE T bitwise_xor(T a, T b) noexcept {
+  using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  return std::bit_cast<T>(static_cast<U>(std::bit_cast<U>(a) ^ std::bit_cast<U>(b)));
+}
+template <class T, class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> bitwise_xor(const xsimd::batch<T, A>& a,
+                                                     const xsimd::batch<T, A>& b) noexcept {
+  return xsimd::bitwise_xor(a, b);
 }
 
 /// The magnitude of `mag` with the sign bit of `sgn` (NaN signs included).
