@@ -408,6 +408,65 @@ TEST_CASE("trunc: SIMD body equals the scalar path for every tail and misalignme
   simd_equals_scalar<semantics::exact, double>();
 }
 
+TEST_CASE("trunc: powers of two are inverted exactly, all or none", "[trunc][simd]") {
+  using lowbit::detail::invert_powers_of_two;
+  // Every invertible kind, over more than one batch plus a tail.
+  std::vector<float> t;
+  for (int k = -126; k <= 126; k += 7) t.push_back(std::ldexp(1.0f, k));
+  t.push_back(std::ldexp(1.0f, 126));
+  t.push_back(std::ldexp(1.0f, -126));
+  t.push_back(inf);
+  std::vector<float> r = t;
+  REQUIRE(invert_powers_of_two(r.data(), r.size()));
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    INFO("t = " << show(t[i]));
+    CHECK(bits(r[i]) == bits(t[i] == inf ? 0.0f : 1.0f / t[i]));
+  }
+  std::vector<double> td{1.0, std::ldexp(1.0, -1022), std::ldexp(1.0, 1022), std::numeric_limits<double>::infinity()};
+  REQUIRE(invert_powers_of_two(td.data(), td.size()));
+  CHECK(td[1] == std::ldexp(1.0, 1022));
+  CHECK(td[2] == std::ldexp(1.0, -1022));
+  CHECK(bits(td[3]) == bits(0.0));
+  // One value that is not invertible (2^127, whose inverse is subnormal; a
+  // subnormal; 0; a non-power; negative; NaN), after a batch's worth of
+  // good ones, at the end: nothing changes.
+  for (float bad : {std::ldexp(1.0f, 127), std::ldexp(1.0f, -130), 0.0f, 3.0f, -2.0f, nan_f}) {
+    for (std::size_t at : {std::size_t(0), std::size_t(5), std::size_t(17), std::size_t(40)}) {
+      std::vector<float> u(41, 0.5f);
+      u[at] = bad;
+      const std::vector<float> before = u;
+      INFO("bad = " << show(bad) << " at " << at);
+      CHECK_FALSE(invert_powers_of_two(u.data(), u.size()));
+      for (std::size_t i = 0; i < u.size(); ++i) CHECK(bits(u[i]) == bits(before[i]));
+    }
+  }
+}
+
+TEST_CASE("trunc: a per-element t (inf, 2^-126, 2^126, or one not invertible): SIMD equals scalar",
+          "[trunc][simd][broadcast]") {
+  const std::size_t n = 67;
+  const std::vector<float> x = lowbit_test::mixed_values<float>(n, 5);
+  for (bool invertible : {true, false}) {
+    std::vector<float> scale(n), osc(n), y(n), want(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      scale[i] = 0.375f + 0.01f * float(i);
+      const int k = i % 4 == 0 ? 126 : i % 4 == 1 ? -126 : int(i % 9) - 4;
+      osc[i] = std::ldexp(scale[i], k);
+    }
+    osc[3] = std::numeric_limits<float>::max();  // t = inf (reference)
+    if (!invertible) osc[n - 2] = std::ldexp(scale[n - 2], -135);  // t subnormal
+    for (rounding_mode m : lowbit::all_rounding_modes) {
+      INFO("mode " << lowbit::to_string(m) << " invertible " << invertible);
+      auto op = make(false, false, m);
+      op.use_simd = true;
+      op(x, scale, 0.25f, 8.0f, osc, 6.0f, y);
+      op.use_simd = false;
+      op(x, scale, 0.25f, 8.0f, osc, 6.0f, want);
+      lowbit_test::require_same_bits(y, want);
+    }
+  }
+}
+
 // ---- broadcasting --------------------------------------------------------------
 
 template <semantics S>

@@ -54,9 +54,12 @@
 #define LOWBIT_ALWAYS_INLINE inline __attribute__((always_inline))
 /// After a lambda's parameter list: inline the lambda into its callers.
 #define LOWBIT_ALWAYS_INLINE_LAMBDA __attribute__((always_inline))
+/// A rarely taken path kept out of the hot loop (fewer live registers there).
+#define LOWBIT_NOINLINE_COLD __attribute__((noinline, cold))
 #else
 #define LOWBIT_ALWAYS_INLINE inline
 #define LOWBIT_ALWAYS_INLINE_LAMBDA
+#define LOWBIT_NOINLINE_COLD
 #endif
 
 LOWBIT_BEGIN_NAMESPACE

@@ -141,15 +141,67 @@ struct trunc_scale_ref_kernel {
           return detail::bit_cast_batch<float>(t);
         }
       }
-      constexpr std::size_t L = V::size;
-      alignas(64) T sa[L], oa[L], ta[L];
-      scale.store_aligned(sa);
-      out_scale.store_aligned(oa);
-      for (std::size_t i = 0; i < L; ++i) trunc_scale<semantics::reference>(sa[i], oa[i], ta[i]);
-      return V::load_aligned(ta);
+      return lanes(scale, out_scale);
     }
   }
+  /// Every other batch, lane by lane, out of line.
+  template <class V>
+  LOWBIT_NOINLINE_COLD static V lanes(V scale, V out_scale) noexcept {
+    constexpr std::size_t L = V::size;
+    alignas(64) T sa[L], oa[L], ta[L];
+    scale.store_aligned(sa);
+    out_scale.store_aligned(oa);
+    for (std::size_t i = 0; i < L; ++i) trunc_scale<semantics::reference>(sa[i], oa[i], ta[i]);
+    return V::load_aligned(ta);
+  }
 };
+
+/**
+ * Replaces t[0, n) by 1/t[i] and returns true when every t[i] is +inf or a
+ * power of two 2^k with |k| <= bias - 1 (bias = 127 for float): then 1/t[i]
+ * is exact (2^-k, or +0 for +inf) and `y / t[i]` and `y * (1/t[i])` are the
+ * same real number rounded once, for every y (y / inf = y * +0, inf / inf =
+ * inf * 0 = NaN). Otherwise returns false and leaves t as it was. The
+ * inverse is computed from the bits (exponent field e -> 2 bias - e), an
+ * involution, which undoes a partial pass.
+ *
+ * Trunc's t = 2^k varies per channel or per element with the scale; this
+ * turns its second division per element into a product.
+ */
+template <class T>
+bool invert_powers_of_two(T* t, std::size_t n) noexcept {
+  using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  constexpr int mbits = std::numeric_limits<T>::digits - 1;
+  constexpr U bias = U(std::numeric_limits<T>::max_exponent - 1);
+  constexpr U inf = U(2 * bias + 1) << mbits;
+  constexpr U mant = (U(1) << mbits) - 1;
+  constexpr U two_bias = (2 * bias) << mbits;
+  auto valid = [&](U u) { return u == inf || ((u & mant) == 0 && u >= (U(1) << mbits) && u <= ((2 * bias - 1) << mbits)); };
+  auto inverse = [&](U u) { return u == inf ? U(0) : u == 0 ? inf : U(two_bias - u); };
+  std::size_t i = 0;
+  if constexpr (std::is_same_v<T, float>) {
+    using B = batch<float>;
+    using I = xsimd::batch<std::int32_t, typename B::arch_type>;
+    constexpr std::size_t L = B::size;
+    const I iinf(static_cast<std::int32_t>(inf)), imant(static_cast<std::int32_t>(mant));
+    const I ilo(std::int32_t(1) << mbits), ihi(static_cast<std::int32_t>((2 * bias - 1) << mbits));
+    const I itwo_bias(static_cast<std::int32_t>(two_bias)), izero(0);
+    for (; i + L <= n; i += L) {
+      const I u = detail::bit_cast_batch<std::int32_t>(B::load_unaligned(t + i));
+      const auto is_inf = u == iinf;
+      if (!xsimd::all(is_inf | (((u & imant) == izero) & (u >= ilo) & (u <= ihi)))) break;
+      detail::bit_cast_batch<float>(xsimd::select(is_inf, izero, I(itwo_bias - u))).store_unaligned(t + i);
+    }
+  }
+  for (; i < n; ++i) {
+    const U u = std::bit_cast<U>(t[i]);
+    if (!valid(u)) break;
+    t[i] = std::bit_cast<T>(inverse(u));
+  }
+  if (i == n) return true;
+  for (std::size_t j = 0; j < i; ++j) t[j] = std::bit_cast<T>(inverse(std::bit_cast<U>(t[j])));
+  return false;
+}
 
 /// Trunc v2: y = rint(x/scale + zp); y = y / t; q = R(clamp(y));
 /// Y = (q - zp/t) * out_scale. Every step one rounding, never fused.
@@ -159,18 +211,25 @@ struct trunc_scale_ref_kernel {
 template <semantics S, rounding_mode M, stage St = stage::fake>
 struct trunc_kernel : scale_divider {
   scale_divider t_div;
+  /// The t operand holds 1/t, exact (invert_powers_of_two): multiply by it.
+  bool t_inverse = false;
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V by_t(V v, V t) const noexcept {
+    if (t_inverse) return no_contract(V(v * t));
+    return t_div.divide(v, t);
+  }
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V t, V out_scale, V lo, V hi) const noexcept {
-    if constexpr (St == stage::dequant) return dequantize(x, out_scale, V(zp / t));
+    if constexpr (St == stage::dequant) return dequantize(x, out_scale, by_t(zp, t));
     V y = scaled_input(*this, x, scale, zp);
     y = detail::rint(y);
-    y = t_div.divide(y, t);
+    y = by_t(y, t);
     // Compare-and-replace in both semantics: QONNX's Trunc uses np.where
     // (y > max, y < min), so -0 passes an unsigned clamp as -0 (unlike
     // IntQuant's np.clip).
     const V q = round_integral<S, M>(clamp<semantics::exact>(y, lo, hi));
     if constexpr (St == stage::code) return q;
-    return dequantize(q, out_scale, V(zp / t));
+    return dequantize(q, out_scale, by_t(zp, t));
   }
 };
 
@@ -389,6 +448,9 @@ struct trunc {
       lim.arr[1][i] = r.hi;
       return true;
     });
+    // The SIMD path multiplies by 1/t when every t allows it (the scalar
+    // path keeps dividing, so the SIMD-vs-scalar tests compare the two).
+    const bool t_inverse = use_simd && detail::invert_powers_of_two(t, nt);
     const detail::nd<const T> t_d = detail::row_major_nd<T>(ts, t);
     const shape bshape = ob.get_shape();
     const detail::nd<const T> lo_d = detail::row_major_nd<T>(bshape, lim.arr[0]);
@@ -406,7 +468,8 @@ struct trunc {
         using D = detail::scale_divider;
         detail::run_piece<decltype(loaded)::value>(
             detail::trunc_kernel<S, M, St>{D::for_scale(pc.s[0], simd && !pc.vary[0]),
-                                       D::for_scale(pc.s[2], simd && !pc.vary[2])},
+                                           t_inverse ? D{} : D::for_scale(pc.s[2], simd && !pc.vary[2]),
+                                           t_inverse},
             pc, simd);
       }, exec);
     });
