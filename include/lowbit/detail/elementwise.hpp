@@ -19,6 +19,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -96,14 +97,14 @@ template <class T, std::size_t K>
 struct derived_storage {
   static constexpr std::size_t inline_elems = 16;
   std::array<T, K * inline_elems> small{};
-  std::vector<T> big;
+  std::unique_ptr<T[]> big;  // not zero-filled: every element is written before it is read
   std::array<T*, K> arr{};
 
   explicit derived_storage(std::size_t n) {
     T* base = small.data();
     if (n > inline_elems) {
-      big.resize(K * n);
-      base = big.data();
+      big.reset(new T[K * n]);
+      base = big.get();
     }
     for (std::size_t k = 0; k < K; ++k) arr[k] = base + k * n;
   }
