@@ -180,6 +180,11 @@ template <rounding_mode M, fq_overflow OV, stage St = stage::fake>
 struct float_quant_ref_kernel : scale_divider {
   const std::int32_t* thr = nullptr;
   bool general = true;  ///< m or emin vary over the piece, or leave the fast range
+  /// For the fast path (general false): the piece's m, and emin + 127 (the
+  /// smallest biased exponent of 2^e), as integers. Computed once here: the
+  /// same float operations in the loop were redone per batch, because GCC
+  /// does not hoist a possibly trapping float operation out of a branch.
+  std::int32_t m_int = 0, ebmin = 0;
 
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V X, V scale, V mant, V emin, V maxv) const noexcept {
@@ -210,7 +215,7 @@ struct float_quant_ref_kernel : scale_divider {
       // The biased exponent of 2^e, max(be - m, emin + 127), in [1, 253]:
       // fewer live constants than forming e first (AVX2 has 16 registers,
       // and each constant spilled is rebuilt in the loop).
-      const I eb = fq_imax(be - fq_to_int(mant), fq_to_int(V(emin + V(127.0f))));
+      const I eb = fq_imax(be - I(m_int), I(ebmin));
       const I pb = eb << 23;
       p = fq_float(pb);
       y = x * fq_float(I(I(254 << 23) - pb));  // 2^-e
@@ -613,7 +618,12 @@ struct float_quant {
             // SIMD-vs-scalar tests compare the two.
             const bool general = !simd || pc.vary[1] || pc.vary[2] || !(pc.s[1] >= 1.0f) ||
                                  !(pc.s[2] >= -126.0f && pc.s[2] <= 126.0f);
-            detail::run_piece<Loaded>(detail::float_quant_ref_kernel<M, OV, St>{div, thr, general}, pc, simd);
+            // Then emin + 127 is in [1, 253] and m >= 1 (any m >= 1024 acts
+            // as 1024: be - m is below every ebmin either way).
+            const std::int32_t m_int = general ? 0 : static_cast<std::int32_t>(std::min(pc.s[1], 1024.0f));
+            const std::int32_t ebmin = general ? 0 : static_cast<std::int32_t>(pc.s[2] + 127.0f);
+            detail::run_piece<Loaded>(detail::float_quant_ref_kernel<M, OV, St>{div, thr, general, m_int, ebmin},
+                                      pc, simd);
           }
         }, exec);
       });
