@@ -27,6 +27,20 @@ LOWBIT_BEGIN_NAMESPACE
 
 namespace detail {
 
+struct nd_geom;
+
+/// r = a * b (wrapping); true when the product does not fit in std::size_t.
+/// Without a division: every call re-checks every shape and view, and a
+/// 64-bit division per extent was a visible part of a small call.
+inline bool mul_overflows(std::size_t a, std::size_t b, std::size_t& r) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+  return __builtin_mul_overflow(a, b, &r);
+#else
+  r = a * b;
+  return b != 0 && a > std::numeric_limits<std::size_t>::max() / b;
+#endif
+}
+
 /// n = the product of ext[0, rank) (0 when one of them is 0); false when
 /// that product does not fit in std::size_t.
 inline bool checked_count(const std::size_t* ext, std::size_t rank, std::size_t& n) noexcept {
@@ -37,8 +51,8 @@ inline bool checked_count(const std::size_t* ext, std::size_t rank, std::size_t&
       n = 0;
       return true;
     }
-    if (n > std::numeric_limits<std::size_t>::max() / ext[i]) overflow = true;
-    n *= ext[i];  // unsigned: wraps, and the result is discarded on overflow
+    // Wraps on overflow; the result is discarded then.
+    if (mul_overflows(n, ext[i], n)) overflow = true;
   }
   return !overflow;
 }
@@ -83,10 +97,8 @@ class shape {
   ///         constructors reject such shapes).
   std::size_t count() const {
     std::size_t n = 1;
-    if (!detail::checked_count(dims_.data(), rank_, n))
-      throw error("lowbit: the element count of shape " + to_string() +
-                  " overflows std::size_t; expected a product of extents of at most " +
-                  std::to_string(std::numeric_limits<std::size_t>::max()));
+    if (!detail::checked_count(dims_.data(), rank_, n)) [[unlikely]]
+      throw_count_overflow();
     return n;
   }
 
@@ -111,6 +123,21 @@ class shape {
   }
 
  private:
+  friend struct detail::nd_geom;
+
+  /// A shape from extents already known to be valid (a tensor descriptor's):
+  /// the per-call descriptors are turned into shapes several times a call.
+  struct trusted_tag {};
+  shape(trusted_tag, const std::size_t* ext, std::size_t rank) noexcept : rank_(rank) {
+    for (std::size_t i = 0; i < rank; ++i) dims_[i] = ext[i];
+  }
+
+  [[noreturn]] LOWBIT_NOINLINE_COLD void throw_count_overflow() const {
+    throw error("lowbit: the element count of shape " + to_string() +
+                " overflows std::size_t; expected a product of extents of at most " +
+                std::to_string(std::numeric_limits<std::size_t>::max()));
+  }
+
   template <class It>
   void assign(It first, It last) {
     for (; first != last; ++first) {
@@ -160,17 +187,15 @@ inline void check_span(const char* what, const std::size_t* ext, const std::ptrd
     const std::size_t mag = str[r] < 0 ? std::size_t(0) - static_cast<std::size_t>(str[r])
                                        : static_cast<std::size_t>(str[r]);
     const std::size_t e = ext[r] - 1;
-    if (mag != 0 && e > umax / mag) {
+    std::size_t reach = 0;
+    if (mul_overflows(e, mag, reach) || span > umax - reach) {
       overflow = true;
       break;
     }
-    if (span > umax - e * mag) {
-      overflow = true;
-      break;
-    }
-    span += e * mag;
+    span += reach;
   }
-  if (!overflow && span <= max_span_bytes / elem_size) return;
+  std::size_t bytes = 0;  // span <= max_span_bytes / elem_size, without the division
+  if (!overflow && !mul_overflows(span, elem_size, bytes) && bytes <= max_span_bytes) return;
   std::string strides = "[";
   for (std::size_t r = 0; r < rank; ++r) strides += (r ? ", " : "") + std::to_string(str[r]);
   strides += "]";
@@ -324,7 +349,9 @@ struct nd_geom {
   std::array<std::size_t, max_rank> ext{};
   std::array<std::ptrdiff_t, max_rank> str{};
 
-  lowbit::shape get_shape() const { return lowbit::shape(ext.begin(), ext.begin() + rank); }
+  /// The extents as a shape, not checked again: every descriptor is made
+  /// from a checked shape or view (fill_nd checks the others).
+  lowbit::shape get_shape() const { return lowbit::shape(lowbit::shape::trusted_tag{}, ext.data(), rank); }
 };
 
 /// A type-erased descriptor of a tensor: geometry and data pointer.
@@ -385,9 +412,14 @@ auto fill_nd(V&& v, nd_geom& g) {
       g.ext[r] = static_cast<std::size_t>(e);
       g.str[r] = static_cast<std::ptrdiff_t>(st);
     }
-    (void)g.get_shape();  // throws if the element count overflows std::size_t
-    if constexpr (!std::is_void_v<E>)
-      check_span("lowbit", g.ext.data(), g.str.data(), g.rank, sizeof(E));
+    // A strided_view checked both when it was made (its extents are a
+    // shape; its constructors call check_span) and cannot change since;
+    // other views are checked here, on every call.
+    if constexpr (!is_strided_view<R>::value) {
+      (void)lowbit::shape(g.ext.begin(), g.ext.begin() + g.rank);  // throws if the count overflows
+      if constexpr (!std::is_void_v<E>)
+        check_span("lowbit", g.ext.data(), g.str.data(), g.rank, sizeof(E));
+    }
   } else {
     data = std::ranges::data(v);
     g.rank = 1;
