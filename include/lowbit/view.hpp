@@ -27,7 +27,12 @@ LOWBIT_BEGIN_NAMESPACE
 
 namespace detail {
 
-struct nd_geom;
+/// Selects the unchecked constructors of shape and strided_view, for
+/// extents and strides that lowbit has already checked (its own tensor
+/// descriptors, and runtime dispatch's architecture side). Not for users.
+struct unchecked_t {
+  explicit unchecked_t() = default;
+};
 
 /// r = a * b (wrapping); true when the product does not fit in std::size_t.
 /// Without a division: every call re-checks every shape and view, and a
@@ -122,16 +127,14 @@ class shape {
     return s + "]";
   }
 
- private:
-  friend struct detail::nd_geom;
-
-  /// A shape from extents already known to be valid (a tensor descriptor's):
-  /// the per-call descriptors are turned into shapes several times a call.
-  struct trusted_tag {};
-  shape(trusted_tag, const std::size_t* ext, std::size_t rank) noexcept : rank_(rank) {
+  /// Internal: extents already known to be valid (rank <= max_rank, the
+  /// count fits), not checked again. Tensor descriptors are turned into
+  /// shapes several times a call.
+  shape(detail::unchecked_t, const std::size_t* ext, std::size_t rank) noexcept : rank_(rank) {
     for (std::size_t i = 0; i < rank; ++i) dims_[i] = ext[i];
   }
 
+ private:
   [[noreturn]] LOWBIT_NOINLINE_COLD void throw_count_overflow() const {
     throw error("lowbit: the element count of shape " + to_string() +
                 " overflows std::size_t; expected a product of extents of at most " +
@@ -249,6 +252,14 @@ class strided_view {
                        sizeof(T));
   }
 
+  /// Internal (runtime dispatch): a descriptor that lowbit has already
+  /// checked, not checked again.
+  strided_view(detail::unchecked_t, T* data, std::size_t rank, const std::size_t* ext,
+               const std::ptrdiff_t* str) noexcept
+      : data_(data), extents_(detail::unchecked_t{}, ext, rank) {
+    for (std::size_t r = 0; r < rank; ++r) strides_[r] = str[r];
+  }
+
   /// Explicit strides, one per dimension, in elements.
   /// @throws lowbit::error if the number of strides differs from the rank.
   strided_view(T* data, const shape& extents, std::initializer_list<std::ptrdiff_t> strides)
@@ -351,7 +362,7 @@ struct nd_geom {
 
   /// The extents as a shape, not checked again: every descriptor is made
   /// from a checked shape or view (fill_nd checks the others).
-  lowbit::shape get_shape() const { return lowbit::shape(lowbit::shape::trusted_tag{}, ext.data(), rank); }
+  lowbit::shape get_shape() const { return lowbit::shape(unchecked_t{}, ext.data(), rank); }
 };
 
 /// A type-erased descriptor of a tensor: geometry and data pointer.
