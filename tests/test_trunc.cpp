@@ -203,20 +203,30 @@ TEST_CASE("trunc: the batch trunc scale equals trunc_scale on every pair", "[tru
     os.push_back(2.0f);
   }
   const lowbit::detail::trunc_scale_ref_kernel<float> k;
-  std::size_t checked = 0;
+  std::size_t checked = 0, inverted = 0;
   for (std::size_t i = 0; i < sc.size(); i += L) {
-    alignas(64) float got[L];
+    alignas(64) float got[L], inv[L];
     k(B::load_unaligned(&sc[i]), B::load_unaligned(&os[i])).store_aligned(got);
+    B iv;
+    const bool fast = k.fast_inverse(B::load_unaligned(&sc[i]), B::load_unaligned(&os[i]), iv);
+    iv.store_aligned(inv);
     for (std::size_t j = 0; j < L; ++j) {
       float want = -1.0f;
       lowbit::detail::trunc_scale<semantics::reference>(sc[i + j], os[i + j], want);
       INFO("scale " << show(sc[i + j]) << " out_scale " << show(os[i + j]));
       REQUIRE(bits(got[j]) == bits(want));
       CHECK(bits(k(sc[i + j], os[i + j])) == bits(want));
+      // The inverse that the Trunc kernel multiplies by: 2^-k exactly,
+      // subnormal 2^-127 included, and +0 for t = inf.
+      if (fast) {
+        REQUIRE(bits(inv[j]) == bits(want == inf ? 0.0f : 1.0f / want));
+        ++inverted;
+      }
       ++checked;
     }
   }
   CHECK(checked >= 4 * rs.size());
+  CHECK(inverted >= checked / 8);  // the fast path is exercised (30640 of 173136 here)
 }
 
 TEST_CASE("trunc: clamp to out_bitwidth, no bipolar special case", "[trunc]") {
@@ -446,7 +456,13 @@ TEST_CASE("trunc: a per-element t (inf, 2^-126, 2^126, or one not invertible): S
           "[trunc][simd][broadcast]") {
   const std::size_t n = 67;
   const std::vector<float> x = lowbit_test::mixed_values<float>(n, 5);
-  for (bool invertible : {true, false}) {
+  // The SIMD path computes a per-element t inside the kernel (1/t on the
+  // bits fast path, t and a division on any other batch); the scalar path
+  // reads a t tensor computed first. Variants: 0 every t invertible, 1 one t
+  // subnormal, 2 t = 2^127 (whose inverse is subnormal), ratios within 2^-12
+  // of sqrt 2 (off the fast path), and zero, negative and NaN ratios.
+  for (int variant : {0, 1, 2}) {
+    const bool invertible = variant == 0;
     std::vector<float> scale(n), osc(n), y(n), want(n);
     for (std::size_t i = 0; i < n; ++i) {
       scale[i] = 0.375f + 0.01f * float(i);
@@ -454,7 +470,18 @@ TEST_CASE("trunc: a per-element t (inf, 2^-126, 2^126, or one not invertible): S
       osc[i] = std::ldexp(scale[i], k);
     }
     osc[3] = std::numeric_limits<float>::max();  // t = inf (reference)
-    if (!invertible) osc[n - 2] = std::ldexp(scale[n - 2], -135);  // t subnormal
+    if (variant == 1) osc[n - 2] = std::ldexp(scale[n - 2], -135);  // t subnormal
+    if (variant == 2) {
+      for (std::size_t i = 0; i < n; i += 5) osc[i] = std::ldexp(scale[i], 127);
+      // Off the fast path in the first batch or two only, so that the
+      // later ones multiply by 2^-127.
+      osc[2] = scale[2] * 1.41421f;
+      osc[4] = scale[4] * 1.41422f;
+      osc[6] = 0.0f;
+      osc[7] = -1.0f;
+      osc[8] = nan_f;
+      osc[9] = -0.0f;
+    }
     for (rounding_mode m : lowbit::all_rounding_modes) {
       INFO("mode " << lowbit::to_string(m) << " invertible " << invertible);
       auto op = make(false, false, m);

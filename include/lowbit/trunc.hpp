@@ -124,25 +124,52 @@ struct trunc_scale_ref_kernel {
       return t;
     } else {
       if constexpr (std::is_same_v<T, float>) {
-        // In integers: with r's bits u, be = u >> 23 (arithmetic, so a
-        // negative r gives be < 0) and significand bits mb, m - sqrt 2 is
-        // exact (same binade) and equals (mb - S) 2^-23, S the significand
-        // bits of float(sqrt 2); so |m - sqrt 2| > 2^-12 iff |mb - S| > 2^11
-        // and m > sqrt 2 iff mb > S.
         using I = xsimd::batch<std::int32_t, typename V::arch_type>;
-        constexpr std::int32_t S = std::bit_cast<std::int32_t>(1.4142135623730950488f) & 0x7fffff;
-        const I u = detail::bit_cast_batch<std::int32_t>(V(out_scale / scale));
-        const I be = u >> 23;
-        const I d = (u & I(0x7fffff)) - I(S);
-        const auto fast = (be >= I(1)) & (be <= I(254)) & ((d > I(1 << 11)) | (d < I(-(1 << 11))));
-        if (xsimd::all(fast)) {
-          const I k = be - I(127) + xsimd::select(d > I(0), I(1), I(0));
+        I k;
+        if (fast_k(scale, out_scale, k)) {
           const I t = xsimd::select(k <= I(127), I((k + I(127)) << 23), I(0x7f800000));  // 2^128: inf
           return detail::bit_cast_batch<float>(t);
         }
       }
       return lanes(scale, out_scale);
     }
+  }
+  /**
+   * The bits fast path of trunc_scale for a float batch: true, with k
+   * (t = 2^k, k in [-126, 128]), when every lane takes it.
+   *
+   * In integers: with r's bits u, be = u >> 23 (arithmetic, so a negative r
+   * gives be < 0) and significand bits mb, m - sqrt 2 is exact (same binade)
+   * and equals (mb - S) 2^-23, S the significand bits of float(sqrt 2); so
+   * |m - sqrt 2| > 2^-12 iff |mb - S| > 2^11 and m > sqrt 2 iff mb > S.
+   */
+  template <class V, class I>
+  LOWBIT_ALWAYS_INLINE static bool fast_k(V scale, V out_scale, I& k) noexcept {
+    constexpr std::int32_t S = std::bit_cast<std::int32_t>(1.4142135623730950488f) & 0x7fffff;
+    const I u = detail::bit_cast_batch<std::int32_t>(V(out_scale / scale));
+    const I be = u >> 23;
+    const I d = (u & I(0x7fffff)) - I(S);
+    const auto fast = (be >= I(1)) & (be <= I(254)) & ((d > I(1 << 11)) | (d < I(-(1 << 11))));
+    if (!xsimd::all(fast)) return false;
+    k = be - I(127) + xsimd::select(d > I(0), I(1), I(0));
+    return true;
+  }
+  /**
+   * 1/t for a float batch on the fast path (fast_k), exact: 2^-k, which is
+   * 2^-127 (subnormal) for k = 127 and +0 for t = 2^128 = inf. Multiplying
+   * by it gives the bits of dividing by t for every dividend: the product
+   * y * 2^-k is the real y / 2^k rounded once, and y * +0 = y / inf (NaN for
+   * an infinite y either way). False when some lane is off the fast path.
+   */
+  template <class V>
+  LOWBIT_ALWAYS_INLINE static bool fast_inverse(V scale, V out_scale, V& inv) noexcept {
+    using I = xsimd::batch<std::int32_t, typename V::arch_type>;
+    I k;
+    if (!fast_k(scale, out_scale, k)) return false;
+    const I bits = xsimd::select(k <= I(126), I((I(127) - k) << 23),
+                                 xsimd::select(k == I(127), I(0x00400000), I(0)));
+    inv = detail::bit_cast_batch<float>(bits);
+    return true;
   }
   /// Every other batch, lane by lane, out of line.
   template <class V>
@@ -208,28 +235,50 @@ bool invert_powers_of_two(T* t, std::size_t n) noexcept {
 /// The divider (a base) and `t_div` multiply when scale and t are powers of
 /// two with exact reciprocals (scale_divider).
 /// St: the whole operator, q only, or q (passed as x) to Y (detail::stage).
-template <semantics S, rounding_mode M, stage St = stage::fake>
+/// Inline (reference semantics, float, the SIMD path, t varying per
+/// element): the t operand is a dummy and each batch computes its own t (or
+/// 1/t) from scale and out_scale, as the pre-pass would
+/// (trunc_scale_ref_kernel), instead of reading a t tensor written by a pass
+/// of its own. A template parameter, not a flag: a run-time test in every
+/// kernel made per-tensor Trunc 10-15 % slower.
+template <semantics S, rounding_mode M, stage St = stage::fake, bool Inline = false>
 struct trunc_kernel : scale_divider {
   scale_divider t_div;
   /// The t operand holds 1/t, exact (invert_powers_of_two): multiply by it.
   bool t_inverse = false;
   template <class V>
-  LOWBIT_ALWAYS_INLINE V by_t(V v, V t) const noexcept {
-    if (t_inverse) return no_contract(V(v * t));
+  LOWBIT_ALWAYS_INLINE V by_t(V v, V t, bool inverse) const noexcept {
+    if (inverse) return no_contract(V(v * t));
     return t_div.divide(v, t);
   }
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V t, V out_scale, V lo, V hi) const noexcept {
-    if constexpr (St == stage::dequant) return dequantize(x, out_scale, by_t(zp, t));
+    if constexpr (Inline) {
+      static_assert(S == semantics::reference && std::is_same_v<lane_t<V>, float>);
+      if constexpr (is_batch_v<V>) {
+        V inv;
+        if (trunc_scale_ref_kernel<float>::fast_inverse(scale, out_scale, inv))
+          return apply(x, scale, zp, inv, true, out_scale, lo, hi);
+      }
+      return apply(x, scale, zp, trunc_scale_ref_kernel<float>{}(scale, out_scale), false, out_scale, lo,
+                   hi);
+    } else {
+      return apply(x, scale, zp, t, t_inverse, out_scale, lo, hi);
+    }
+  }
+  /// The operator with t (or 1/t when `inverse`) known.
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V apply(V x, V scale, V zp, V t, bool inverse, V out_scale, V lo, V hi) const noexcept {
+    if constexpr (St == stage::dequant) return dequantize(x, out_scale, by_t(zp, t, inverse));
     V y = scaled_input(*this, x, scale, zp);
     y = detail::rint(y);
-    y = by_t(y, t);
+    y = by_t(y, t, inverse);
     // Compare-and-replace in both semantics: QONNX's Trunc uses np.where
     // (y > max, y < min), so -0 passes an unsigned clamp as -0 (unlike
     // IntQuant's np.clip).
     const V q = round_integral<S, M>(clamp<semantics::exact>(y, lo, hi));
     if constexpr (St == stage::code) return q;
-    return dequantize(q, out_scale, by_t(zp, t));
+    return dequantize(q, out_scale, by_t(zp, t, inverse));
   }
 };
 
@@ -417,10 +466,18 @@ struct trunc {
     // t per element of broadcast(scale, out_scale); limits per out_bitwidth element.
     const std::size_t nt = ts.count();
     const std::size_t nb = ob.get_shape().count();
-    detail::derived_storage<T, 1> tst(nt);
+    // A t for every output element (a per-element scale or out_scale): the
+    // SIMD kernel computes each t where it uses it (trunc_kernel::t_inline)
+    // rather than in a pass of its own over a t tensor, which it would read
+    // once. The scalar path keeps the pass, so the tests compare the two.
+    const bool t_inline =
+        S == semantics::reference && std::is_same_v<T, float> && use_simd && nt > 1 && nt == out.count();
+    detail::derived_storage<T, 1> tst(t_inline ? 0 : nt);
     detail::derived_storage<T, 2> lim(nb);
     T* t = tst.arr[0];
-    if constexpr (S == semantics::reference) {
+    if (t_inline) {
+      // No t tensor: a constant dummy operand (below).
+    } else if constexpr (S == semantics::reference) {
       // Never rejects: computed by the engine, a batch at a time.
       detail::nd<T> td;
       detail::set_row_major(td, ts.rank(), ts.begin());
@@ -450,8 +507,10 @@ struct trunc {
     });
     // The SIMD path multiplies by 1/t when every t allows it (the scalar
     // path keeps dividing, so the SIMD-vs-scalar tests compare the two).
-    const bool t_inverse = use_simd && detail::invert_powers_of_two(t, nt);
-    const detail::nd<const T> t_d = detail::row_major_nd<T>(ts, t);
+    const bool t_inverse = !t_inline && use_simd && detail::invert_powers_of_two(t, nt);
+    const T t_dummy = T(1);
+    const detail::nd<const T> t_d = t_inline ? detail::row_major_nd<T>(shape{}, &t_dummy)
+                                             : detail::row_major_nd<T>(ts, t);
     const shape bshape = ob.get_shape();
     const detail::nd<const T> lo_d = detail::row_major_nd<T>(bshape, lim.arr[0]);
     const detail::nd<const T> hi_d = detail::row_major_nd<T>(bshape, lim.arr[1]);
@@ -466,9 +525,16 @@ struct trunc {
         // Power-of-two fast path (see int_quant): a constant scale or t
         // with an exact reciprocal; the scalar path keeps dividing.
         using D = detail::scale_divider;
-        detail::run_piece<decltype(loaded)::value>(
-            detail::trunc_kernel<S, M, St>{D::for_scale(pc.s[0], simd && !pc.vary[0]),
-                                           t_inverse ? D{} : D::for_scale(pc.s[2], simd && !pc.vary[2]),
+        constexpr bool loaded_v = decltype(loaded)::value;
+        const D sd = D::for_scale(pc.s[0], simd && !pc.vary[0]);
+        if constexpr (S == semantics::reference && std::is_same_v<T, float>) {
+          if (t_inline) {
+            detail::run_piece<loaded_v>(detail::trunc_kernel<S, M, St, true>{sd, D{}, false}, pc, simd);
+            return;
+          }
+        }
+        detail::run_piece<loaded_v>(
+            detail::trunc_kernel<S, M, St>{sd, t_inverse ? D{} : D::for_scale(pc.s[2], simd && !pc.vary[2]),
                                            t_inverse},
             pc, simd);
       }, exec);
