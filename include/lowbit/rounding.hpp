@@ -107,6 +107,19 @@ inline void check_rounding_mode(rounding_mode m, const char* op) {
                 "DOWN, HALF_UP, HALF_DOWN");
 }
 
+/// numpy's f(|y|) of reference UP and HALF_DOWN: ceil(|y|), and
+/// ceil(fl(|y| - 0.5)) (a zero result is -0 for |y| <= 0.5).
+template <rounding_mode M, class V>
+LOWBIT_ALWAYS_INLINE V reference_magnitude(V y) noexcept {
+  static_assert(M == rounding_mode::up || M == rounding_mode::half_down);
+  using T = lane_t<V>;
+  const V a = detail::abs(y);
+  if constexpr (M == rounding_mode::up)
+    return detail::ceil(a);
+  else
+    return detail::ceil(V(a - V(T(0.5))));
+}
+
 /**
  * Rounds `y` to an integral value with mode `M` in semantics `S`, generic
  * over scalar and batch.
@@ -141,20 +154,11 @@ LOWBIT_ALWAYS_INLINE V round_integral(V y) noexcept {
       const V h = detail::select(y < V(T(0)), V(T(-0.5)), V(T(0.5)));
       return detail::trunc(V(y + h));
     } else {
-      const V a = detail::abs(y);
-      V m;
-      if constexpr (M == rounding_mode::up) {
-        m = detail::ceil(a);
-      } else {
-        static_assert(M == rounding_mode::half_down);
-        const V h = a - V(T(0.5));
-        m = detail::ceil(h);
-      }
       // sign(y) * m: m with the sign bit of y + 0 xor'ed in. y + 0 is y
       // for every y but -0, which it makes +0 (numpy's sign(-0) = +0); a
       // zero m keeps numpy's sign (+0.3 -> -0, -0.3 -> +0). Two operations
       // where the compare and the select took three.
-      return detail::bitwise_xor(m, detail::sign_bit(V(y + V(T(0)))));
+      return detail::bitwise_xor(reference_magnitude<M>(y), detail::sign_bit(V(y + V(T(0)))));
     }
   } else {
     if constexpr (M == rounding_mode::up) {
@@ -190,11 +194,12 @@ LOWBIT_ALWAYS_INLINE V round_integral(V y) noexcept {
  * only when zeropt is -0, and then (q - zeropt) * scale is +0 * scale
  * whichever zero q is (int_quant.hpp, clamp).
  *
- * It saves the compare and the select of numpy's sign(y) in reference UP,
- * HALF_UP and HALF_DOWN: sign(y) * f(|y|) has f(|y|) >= +0 or f(|y|) = -0,
- * so for y != 0 it is f(|y|) with the sign bit of y xor'ed in (a zero
- * f(|y|) included: HALF_DOWN(+0.3) = -0 and HALF_DOWN(-0.3) = +0 stay).
- * Only y = -0 differs (numpy's sign(-0) is +0). HALF_UP uses
+ * It saves work on numpy's sign(y) in reference UP, HALF_UP and HALF_DOWN:
+ * sign(y) * f(|y|) has f(|y|) >= +0 or f(|y|) = -0, so for y != 0 it is
+ * f(|y|) with the sign bit of y xor'ed in (a zero f(|y|) included:
+ * HALF_DOWN(+0.3) = -0 and HALF_DOWN(-0.3) = +0 stay). Only y = -0 differs
+ * (numpy's sign(-0) is +0), so UP and HALF_DOWN skip round_integral's
+ * y + 0 that maps -0 to +0, and HALF_UP its select. HALF_UP uses
  * fl(y + copysign(1/2, y)) = sign(y) * fl(|y| + 1/2) (rounding to nearest
  * is symmetric), truncated. tests/exhaustive/exhaustive_rounding.cpp checks
  * all three against round_integral on every float32.
@@ -206,13 +211,7 @@ LOWBIT_ALWAYS_INLINE V round_integral_any_zero(V y) noexcept {
     return detail::trunc(y + detail::copysign(V(T(0.5)), y));
   } else if constexpr (S == semantics::reference &&
                        (M == rounding_mode::up || M == rounding_mode::half_down)) {
-    const V a = detail::abs(y);
-    V m;
-    if constexpr (M == rounding_mode::up)
-      m = detail::ceil(a);
-    else
-      m = detail::ceil(V(a - V(T(0.5))));
-    return detail::bitwise_xor(m, detail::sign_bit(y));
+    return detail::bitwise_xor(reference_magnitude<M>(y), detail::sign_bit(y));
   } else {
     return detail::round_integral<S, M>(y);
   }

@@ -255,13 +255,15 @@ struct trunc_kernel : scale_divider {
   LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V t, V out_scale, V lo, V hi) const noexcept {
     if constexpr (Inline) {
       static_assert(S == semantics::reference && std::is_same_v<lane_t<V>, float>);
+      using tk = trunc_scale_ref_kernel<float>;
       if constexpr (is_batch_v<V>) {
         V inv;
-        if (trunc_scale_ref_kernel<float>::fast_inverse(scale, out_scale, inv))
-          return apply(x, scale, zp, inv, true, out_scale, lo, hi);
+        if (tk::fast_inverse(scale, out_scale, inv)) return apply(x, scale, zp, inv, true, out_scale, lo, hi);
+        // Off the fast path: t lane by lane (fast_k has already failed).
+        return apply(x, scale, zp, tk::lanes(scale, out_scale), false, out_scale, lo, hi);
+      } else {
+        return apply(x, scale, zp, tk{}(scale, out_scale), false, out_scale, lo, hi);
       }
-      return apply(x, scale, zp, trunc_scale_ref_kernel<float>{}(scale, out_scale), false, out_scale, lo,
-                   hi);
     } else {
       return apply(x, scale, zp, t, t_inverse, out_scale, lo, hi);
     }
@@ -467,7 +469,7 @@ struct trunc {
     const std::size_t nt = ts.count();
     const std::size_t nb = ob.get_shape().count();
     // A t for every output element (a per-element scale or out_scale): the
-    // SIMD kernel computes each t where it uses it (trunc_kernel::t_inline)
+    // SIMD kernel computes each t where it uses it (trunc_kernel's Inline)
     // rather than in a pass of its own over a t tensor, which it would read
     // once. The scalar path keeps the pass, so the tests compare the two.
     const bool t_inline =
@@ -475,9 +477,16 @@ struct trunc {
     detail::derived_storage<T, 1> tst(t_inline ? 0 : nt);
     detail::derived_storage<T, 2> lim(nb);
     T* t = tst.arr[0];
-    if (t_inline) {
-      // No t tensor: a constant dummy operand (below).
-    } else if constexpr (S == semantics::reference) {
+    if constexpr (S == semantics::exact) {
+      detail::visit_broadcast_pair(ss.d, os.d, ts, [&](T s, T o, std::size_t i) {
+        if (!detail::trunc_scale<S>(s, o, t[i]))
+          throw error(std::string(name) + " (exact semantics): " +
+                      detail::element_name("out_scale / scale", detail::row_major_nd<T>(ts, t), i) +
+                      " = " + detail::format_value(o) + " / " + detail::format_value(s) +
+                      " is invalid; expected a ratio whose nearest power of two 2^k is a finite "
+                      "nonzero value (ratio neither overflowing nor underflowing)");
+      });
+    } else if (!t_inline) {  // with t_inline, no t tensor: a constant dummy operand (below)
       // Never rejects: computed by the engine, a batch at a time.
       detail::nd<T> td;
       detail::set_row_major(td, ts.rank(), ts.begin());
@@ -489,15 +498,6 @@ struct trunc {
                           [&](auto loaded, const detail::piece<T, 1>& pc) {
         detail::run_piece<decltype(loaded)::value>(detail::trunc_scale_ref_kernel<T>{}, pc, use_simd);
       }, one);
-    } else {
-      detail::visit_broadcast_pair(ss.d, os.d, ts, [&](T s, T o, std::size_t i) {
-        if (!detail::trunc_scale<S>(s, o, t[i]))
-          throw error(std::string(name) + " (exact semantics): " +
-                      detail::element_name("out_scale / scale", detail::row_major_nd<T>(ts, t), i) +
-                      " = " + detail::format_value(o) + " / " + detail::format_value(s) +
-                      " is invalid; expected a ratio whose nearest power of two 2^k is a finite "
-                      "nonzero value (ratio neither overflowing nor underflowing)");
-      });
     }
     detail::visit_elements(ob.d, [&](T b, std::size_t i) {
       const auto r = detail::int_limits<S, T>(static_cast<int>(b), is_signed, narrow);
