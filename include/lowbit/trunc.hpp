@@ -125,50 +125,55 @@ struct trunc_scale_ref_kernel {
     } else {
       if constexpr (std::is_same_v<T, float>) {
         using I = xsimd::batch<std::int32_t, typename V::arch_type>;
-        I k;
-        if (fast_k(scale, out_scale, k)) {
-          const I t = xsimd::select(k <= I(127), I((k + I(127)) << 23), I(0x7f800000));  // 2^128: inf
-          return detail::bit_cast_batch<float>(t);
-        }
+        I e;
+        if (fast_e(scale, out_scale, e)) return detail::bit_cast_batch<float>(I(e << 23));  // e = 255: inf
       }
       return lanes(scale, out_scale);
     }
   }
   /**
-   * The bits fast path of trunc_scale for a float batch: true, with k
-   * (t = 2^k, k in [-126, 128]), when every lane takes it.
+   * The bits fast path of trunc_scale for a float batch: true, with e the
+   * biased exponent field of t = 2^k (e = k + 127, in [1, 255]; 255 is
+   * t = 2^128 = inf, as float32 gives it), when every lane takes it.
    *
-   * In integers: with r's bits u, be = u >> 23 (arithmetic, so a negative r
-   * gives be < 0) and significand bits mb, m - sqrt 2 is exact (same binade)
-   * and equals (mb - S) 2^-23, S the significand bits of float(sqrt 2); so
-   * |m - sqrt 2| > 2^-12 iff |mb - S| > 2^11 and m > sqrt 2 iff mb > S.
+   * In integers, with u the bits of r = out_scale / scale: r is a positive
+   * normal float iff 0x7fffff < u < 0x7f800000 (two signed compares: a
+   * negative r has u < 0). Its significand m and sqrt 2 share a binade, so
+   * m - sqrt 2 is exact and equals (mb - S) 2^-23, with mb the significand
+   * bits of r and S those of float(sqrt 2): |m - sqrt 2| > 2^-12 iff
+   * |S - mb| > 2^11, and m > sqrt 2, where round(log2 r) is the exponent
+   * plus one, iff S - mb < 0, whose arithmetic shift by 31 is the -1 to
+   * subtract. No select and no constant beyond these (AVX2 has no signed
+   * <= or >=, and each one cost a compare, an equality and an or).
    */
   template <class V, class I>
-  LOWBIT_ALWAYS_INLINE static bool fast_k(V scale, V out_scale, I& k) noexcept {
+  LOWBIT_ALWAYS_INLINE static bool fast_e(V scale, V out_scale, I& e) noexcept {
     constexpr std::int32_t S = std::bit_cast<std::int32_t>(1.4142135623730950488f) & 0x7fffff;
     const I u = detail::bit_cast_batch<std::int32_t>(V(out_scale / scale));
-    const I be = u >> 23;
-    const I d = (u & I(0x7fffff)) - I(S);
-    const auto fast = (be >= I(1)) & (be <= I(254)) & ((d > I(1 << 11)) | (d < I(-(1 << 11))));
+    const I nd = I(S) - (u & I(0x7fffff));
+    const auto fast = (u > I(0x7fffff)) & (u < I(0x7f800000)) & (xsimd::abs(nd) > I(1 << 11));
     if (!xsimd::all(fast)) return false;
-    k = be - I(127) + xsimd::select(d > I(0), I(1), I(0));
+    e = (u >> 23) - (nd >> 31);
     return true;
   }
   /**
-   * 1/t for a float batch on the fast path (fast_k), exact: 2^-k, which is
+   * 1/t for a float batch on the fast path (fast_e), exact: 2^-k, which is
    * 2^-127 (subnormal) for k = 127 and +0 for t = 2^128 = inf. Multiplying
    * by it gives the bits of dividing by t for every dividend: the product
    * y * 2^-k is the real y / 2^k rounded once, and y * +0 = y / inf (NaN for
    * an infinite y either way). False when some lane is off the fast path.
+   *
+   * 2^-k is formed as 2^(128 - k) * 2^-1: the field 255 - e = 128 - k is
+   * in [0, 254], a normal power of two or +0, and the halving is exact
+   * (2^-127 is a float32 subnormal), which covers k = 127 and k = 128
+   * without a select.
    */
   template <class V>
   LOWBIT_ALWAYS_INLINE static bool fast_inverse(V scale, V out_scale, V& inv) noexcept {
     using I = xsimd::batch<std::int32_t, typename V::arch_type>;
-    I k;
-    if (!fast_k(scale, out_scale, k)) return false;
-    const I bits = xsimd::select(k <= I(126), I((I(127) - k) << 23),
-                                 xsimd::select(k == I(127), I(0x00400000), I(0)));
-    inv = detail::bit_cast_batch<float>(bits);
+    I e;
+    if (!fast_e(scale, out_scale, e)) return false;
+    inv = V(detail::bit_cast_batch<float>(I((I(255) - e) << 23)) * V(0.5f));
     return true;
   }
   /// Every other batch, lane by lane, out of line.
@@ -259,7 +264,7 @@ struct trunc_kernel : scale_divider {
       if constexpr (is_batch_v<V>) {
         V inv;
         if (tk::fast_inverse(scale, out_scale, inv)) return apply(x, scale, zp, inv, true, out_scale, lo, hi);
-        // Off the fast path: t lane by lane (fast_k has already failed).
+        // Off the fast path: t lane by lane (fast_e has already failed).
         return apply(x, scale, zp, tk::lanes(scale, out_scale), false, out_scale, lo, hi);
       } else {
         return apply(x, scale, zp, tk{}(scale, out_scale), false, out_scale, lo, hi);
