@@ -16,6 +16,7 @@
 #ifndef LOWBIT_PACKING_HPP
 #define LOWBIT_PACKING_HPP
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -31,21 +32,55 @@
 
 LOWBIT_BEGIN_NAMESPACE
 
-/// A packing of codes: `bits` per code (1, 2 or 4), signed (two's
-/// complement) or unsigned.
+namespace detail {
+/// f.name for messages: "(unnamed)" for a null name.
+inline const char* packing_name(const char* name) noexcept { return name ? name : "(unnamed)"; }
+[[noreturn]] inline void throw_bad_packing(const char* fn, int bits, bool is_signed, const char* name,
+                                           const char* expected) {
+  throw error(std::string(fn) + ": packing " + packing_name(name) + " has bits = " + std::to_string(bits) +
+              (is_signed ? " signed" : " unsigned") + "; expected " + expected);
+}
+}  // namespace detail
+
+/**
+ * A packing of codes: `bits` per code (1, 2 or 4), signed (two's
+ * complement) or unsigned. `name` is used in messages only (a null name
+ * prints as "(unnamed)").
+ *
+ * A valid packing has bits 4 or 2 (signed or not) or 1 (unsigned); pack
+ * and unpack throw lowbit::error for any other. per_byte(), min(), max()
+ * and packed_size() throw lowbit::error when `bits` is not 1, 2 or 4 (they
+ * are defined for the signed 1-bit case: 8 per byte, -1 and 0).
+ */
 struct packed_format {
   int bits = 4;
   bool is_signed = true;
   const char* name = "int4";
 
-  /// Codes per byte.
-  constexpr int per_byte() const noexcept { return 8 / bits; }
+  /// Codes per byte. @throws lowbit::error unless bits is 1, 2 or 4.
+  constexpr int per_byte() const {
+    check_bits("lowbit::packed_format::per_byte");
+    return 8 / bits;
+  }
   /// Smallest code: -2^(bits-1) signed, 0 unsigned.
-  constexpr int min() const noexcept { return is_signed ? -(1 << (bits - 1)) : 0; }
+  /// @throws lowbit::error unless bits is 1, 2 or 4.
+  constexpr int min() const {
+    check_bits("lowbit::packed_format::min");
+    return is_signed ? -(1 << (bits - 1)) : 0;
+  }
   /// Largest code: 2^(bits-1) - 1 signed, 2^bits - 1 unsigned.
-  constexpr int max() const noexcept { return is_signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1; }
+  /// @throws lowbit::error unless bits is 1, 2 or 4.
+  constexpr int max() const {
+    check_bits("lowbit::packed_format::max");
+    return is_signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;
+  }
   friend constexpr bool operator==(const packed_format& a, const packed_format& b) noexcept {
     return a.bits == b.bits && a.is_signed == b.is_signed;
+  }
+
+ private:
+  constexpr void check_bits(const char* fn) const {
+    if (!(bits == 1 || bits == 2 || bits == 4)) detail::throw_bad_packing(fn, bits, is_signed, name, "1, 2 or 4 bits");
   }
 };
 
@@ -61,9 +96,21 @@ inline constexpr packed_format uint1{1, false, "uint1"};
 inline constexpr packed_format fp4_e2m1{4, false, "fp4_e2m1"};
 }  // namespace packings
 
+namespace detail {
+/// Throws unless `f` is a valid packing (bits 4 or 2, or 1 unsigned).
+constexpr void check_packing(const packed_format& f, const char* fn) {
+  if (!(f.bits == 1 || f.bits == 2 || f.bits == 4) || (f.bits == 1 && f.is_signed))
+    throw_bad_packing(fn, f.bits, f.is_signed, f.name, "4 or 2 bits (signed or not) or 1 bit unsigned");
+}
+}  // namespace detail
+
 /// Bytes that `count` codes take in packing `f` (a partial last byte counts).
-constexpr std::size_t packed_size(const packed_format& f, std::size_t count) noexcept {
-  const std::size_t k = static_cast<std::size_t>(f.per_byte());
+/// @throws lowbit::error if f.bits is not 1, 2 or 4 (a signed 1-bit `f`,
+///         which pack and unpack reject, has a size: count / 8 rounded up).
+constexpr std::size_t packed_size(const packed_format& f, std::size_t count) {
+  if (!(f.bits == 1 || f.bits == 2 || f.bits == 4))
+    detail::throw_bad_packing("lowbit::packed_size", f.bits, f.is_signed, f.name, "1, 2 or 4 bits");
+  const std::size_t k = static_cast<std::size_t>(8 / f.bits);
   return count / k + (count % k != 0 ? 1 : 0);
 }
 
@@ -99,22 +146,37 @@ inline std::uint64_t unpack_word(std::uint64_t w, int bits, bool sgn) noexcept {
   return w;
 }
 
-/// Nonzero if some byte of w is not a code of packing (bits, sgn).
-inline std::uint64_t bad_bytes(std::uint64_t w, int bits, bool sgn) noexcept {
+/// Nonzero if some byte of w is not a code of packing (bits, sgn): the
+/// bytes read as int8 (`signed_bytes`) or as uint8 codes.
+inline std::uint64_t bad_bytes(std::uint64_t w, int bits, bool sgn, bool signed_bytes) noexcept {
+  // Unsigned packing (either byte type: a negative int8 has its bit 7 set):
+  // in range iff no bit at or above `bits`.
   const std::uint64_t high = bytes_of(static_cast<std::uint8_t>(0xffu << bits));
   if (!sgn) return w & high;
-  // Byte-wise w + 2^(bits-1) (no carry between bytes): in range iff the
-  // sum has no bit at or above `bits`.
+  // uint8 codes, signed packing: 0 to 2^(bits-1) - 1, no bit at or above
+  // bits - 1 (248 is not -8).
+  if (!signed_bytes) return w & bytes_of(static_cast<std::uint8_t>(0xffu << (bits - 1)));
+  // int8 codes, signed packing: byte-wise w + 2^(bits-1) mod 256 (no carry
+  // between bytes): in range iff the sum has no bit at or above `bits`.
   const std::uint64_t h = bytes_of(0x80);
   const std::uint64_t sum = ((w & ~h) + bytes_of(static_cast<std::uint8_t>(1u << (bits - 1)))) ^ (w & h);
   return sum & high;
 }
 
-inline void check_packing(const packed_format& f) {
-  if (!(f.bits == 1 || f.bits == 2 || f.bits == 4) || (f.bits == 1 && f.is_signed))
-    throw error(std::string("lowbit::pack: packing ") + (f.name ? f.name : "?") + " has bits = " +
-                std::to_string(f.bits) + (f.is_signed ? " signed" : " unsigned") +
-                "; expected 4 or 2 bits (signed or not) or 1 bit unsigned");
+/// Throws if the bytes [a, a + na) and [b, b + nb) have one in common.
+inline void check_no_overlap(const char* fn, const char* a_name, const void* a, std::size_t na, const char* b_name,
+                             const void* b, std::size_t nb) {
+  if (na == 0 || nb == 0) return;
+  const auto pa = reinterpret_cast<std::uintptr_t>(a), pb = reinterpret_cast<std::uintptr_t>(b);
+  if (pa < pb + nb && pb < pa + na) {
+    const bool a_first = pa <= pb;
+    const std::uintptr_t lo = a_first ? pb : pa, hi = std::min(pa + na, pb + nb);
+    throw error(std::string(fn) + ": " + a_name + " (" + std::to_string(na) + " bytes) and " + b_name + " (" +
+                std::to_string(nb) + " bytes) overlap in memory (" + std::to_string(hi - lo) +
+                " bytes in common, from byte " + std::to_string(lo - pa) + " of " + a_name + " and byte " +
+                std::to_string(lo - pb) + " of " + b_name + "); expected " + a_name + " and " + b_name +
+                " to share no memory");
+  }
 }
 
 template <class R>
@@ -144,8 +206,10 @@ inline void store_word(std::uint8_t* p, std::uint64_t w, std::size_t n) noexcept
  * Packs `codes` (a contiguous range of a lowbit::code_type, e.g. the output
  * of quantize_codes) into `packed` (a contiguous range of std::uint8_t of
  * exactly packed_size(f, codes.size()) bytes).
- * @throws lowbit::error for a packed of another size or a code outside
- *         f.min()..f.max(). Nothing is written then.
+ * @throws lowbit::error for an invalid packing `f`, a packed of another
+ *         size, codes and packed that share a byte of memory, or a code
+ *         whose value is outside f.min()..f.max() (a uint8 code 248 is not
+ *         the int4 -8). Nothing is written then.
  */
 template <class Codes, class Packed>
   requires std::ranges::contiguous_range<const Codes&> && std::ranges::sized_range<const Codes&> &&
@@ -155,34 +219,41 @@ void pack(const packed_format& f, const Codes& codes, Packed&& packed) {
   static_assert(code_type<C>, "lowbit::pack: codes must be int8, uint8, int16, uint16 or int32");
   static_assert(std::is_same_v<std::ranges::range_reference_t<Packed&>, std::uint8_t&>,
                 "lowbit::pack: packed must be a mutable contiguous range of std::uint8_t");
-  detail::check_packing(f);
+  detail::check_packing(f, "lowbit::pack");
+  const char* const fname = detail::packing_name(f.name);
   const C* c = std::ranges::data(codes);
   const std::size_t n = std::ranges::size(codes);
   std::uint8_t* out = std::ranges::data(packed);
   const std::size_t want = packed_size(f, n);
   if (std::ranges::size(packed) != want)
     throw error(std::string("lowbit::pack: packed has ") + std::to_string(std::ranges::size(packed)) +
-                " bytes; expected " + std::to_string(want) + " for " + std::to_string(n) + " " + f.name + " codes");
+                " bytes; expected " + std::to_string(want) + " for " + std::to_string(n) + " " + fname + " codes");
+  detail::check_no_overlap("lowbit::pack", "codes", c, n * sizeof(C), "packed", out, want);
   const int bits = f.bits;
   const bool sgn = f.is_signed;
+  const long long lo = f.min(), hi = f.max();
   // Validate everything first.
   bool bad = false;
   if constexpr (sizeof(C) == 1) {
+    constexpr bool signed_bytes = std::is_signed_v<C>;
     std::uint64_t acc = 0;
     std::size_t i = 0;
-    for (; i + 8 <= n; i += 8) acc |= detail::bad_bytes(detail::load_word(reinterpret_cast<const std::uint8_t*>(c + i), 8), bits, sgn);
-    if (i < n) acc |= detail::bad_bytes(detail::load_word(reinterpret_cast<const std::uint8_t*>(c + i), n - i), bits, sgn);
+    for (; i + 8 <= n; i += 8)
+      acc |= detail::bad_bytes(detail::load_word(reinterpret_cast<const std::uint8_t*>(c + i), 8), bits, sgn,
+                               signed_bytes);
+    if (i < n)
+      acc |= detail::bad_bytes(detail::load_word(reinterpret_cast<const std::uint8_t*>(c + i), n - i), bits, sgn,
+                               signed_bytes);
     bad = acc != 0;
   } else {
-    const long long lo = f.min(), hi = f.max();
     for (std::size_t i = 0; i < n; ++i) bad |= static_cast<long long>(c[i]) < lo || static_cast<long long>(c[i]) > hi;
   }
   if (bad)
     for (std::size_t i = 0; i < n; ++i)
-      if (c[i] < f.min() || c[i] > f.max())
+      if (static_cast<long long>(c[i]) < lo || static_cast<long long>(c[i]) > hi)
         throw error("lowbit::pack: codes[" + std::to_string(i) + "] = " + std::to_string(static_cast<long long>(c[i])) +
-                    " is invalid; expected an " + f.name + " code from " + std::to_string(f.min()) + " to " +
-                    std::to_string(f.max()));
+                    " is invalid; expected an " + fname + " code from " + std::to_string(lo) + " to " +
+                    std::to_string(hi));
   // Eight codes per word, `bits` bytes out.
   const std::size_t full = n / 8;
   auto word_at = [&](std::size_t i, std::size_t k) -> std::uint64_t {
@@ -203,9 +274,10 @@ void pack(const packed_format& f, const Codes& codes, Packed&& packed) {
 /**
  * Unpacks `packed` (exactly packed_size(f, codes.size()) bytes) into
  * `codes`, sign-extending signed packings.
- * @throws lowbit::error for a packed of another size, a code type that
- *         cannot hold f's codes (unsigned for a signed packing), or nonzero
- *         unused high bits in the last byte. Nothing is written then.
+ * @throws lowbit::error for an invalid packing `f`, a packed of another
+ *         size, a code type that cannot hold f's codes (unsigned for a
+ *         signed packing), packed and codes that share a byte of memory, or
+ *         nonzero unused high bits in the last byte. Nothing is written then.
  */
 template <class Packed, class Codes>
   requires std::ranges::contiguous_range<const Packed&> && std::ranges::sized_range<const Packed&> &&
@@ -215,9 +287,10 @@ void unpack(const packed_format& f, const Packed& packed, Codes&& codes) {
   static_assert(code_type<C>, "lowbit::unpack: codes must be int8, uint8, int16, uint16 or int32");
   static_assert(std::is_same_v<detail::range_value<const Packed&>, std::uint8_t>,
                 "lowbit::unpack: packed must be a contiguous range of std::uint8_t");
-  detail::check_packing(f);
+  detail::check_packing(f, "lowbit::unpack");
+  const char* const fname = detail::packing_name(f.name);
   if (f.is_signed && std::is_unsigned_v<C>)
-    throw error(std::string("lowbit::unpack: ") + detail::code_type_name<C>() + " codes cannot hold " + f.name +
+    throw error(std::string("lowbit::unpack: ") + detail::code_type_name<C>() + " codes cannot hold " + fname +
                 " codes (down to " + std::to_string(f.min()) + "); expected a signed code type");
   const std::uint8_t* in = std::ranges::data(packed);
   C* c = std::ranges::data(codes);
@@ -225,12 +298,13 @@ void unpack(const packed_format& f, const Packed& packed, Codes&& codes) {
   const std::size_t want = packed_size(f, n);
   if (std::ranges::size(packed) != want)
     throw error(std::string("lowbit::unpack: packed has ") + std::to_string(std::ranges::size(packed)) +
-                " bytes; expected " + std::to_string(want) + " for " + std::to_string(n) + " " + f.name + " codes");
+                " bytes; expected " + std::to_string(want) + " for " + std::to_string(n) + " " + fname + " codes");
+  detail::check_no_overlap("lowbit::unpack", "packed", in, want, "codes", c, n * sizeof(C));
   const int bits = f.bits;
   const std::size_t used = n % static_cast<std::size_t>(f.per_byte());
   if (used != 0 && (in[want - 1] >> (used * static_cast<std::size_t>(bits))) != 0)
     throw error("lowbit::unpack: packed[" + std::to_string(want - 1) + "] = " + std::to_string(in[want - 1]) +
-                " has nonzero unused high bits; expected them zero (" + std::to_string(used) + " " + f.name +
+                " has nonzero unused high bits; expected them zero (" + std::to_string(used) + " " + fname +
                 " codes in the last byte)");
   const std::size_t ib = static_cast<std::size_t>(bits);
   const std::size_t full = n / 8;
