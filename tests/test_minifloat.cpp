@@ -3,6 +3,7 @@
 // the specs publish, and minifloat_quant against the decode-table oracle.
 #include <lowbit/minifloat.hpp>
 
+#include <climits>
 #include <cmath>
 #include <limits>
 #include <span>
@@ -163,4 +164,62 @@ TEST_CASE("minifloat_quant equals the decode-table oracle at every code, midpoin
       }
     }
   }
+}
+
+namespace {
+// Constant expressions, so a signed overflow or a bad shift inside would
+// not compile (the build fails rather than the test).
+constexpr double inf_d = std::numeric_limits<double>::infinity();
+static_assert(minifloat_format{4, 3, INT_MIN, 448.0}.min_normal() == inf_d);
+static_assert(minifloat_format{4, 3, INT_MIN, 448.0}.min_subnormal() == inf_d);
+static_assert(minifloat_format{4, 3, INT_MAX, 448.0}.min_normal() == 0.0);
+static_assert(minifloat_format{40, 3, 7, 448.0}.max_encodable() == inf_d);
+static_assert(minifloat_format{8, 23, 128, 0.0}.max_encodable() == static_cast<double>(std::numeric_limits<float>::max()));
+static_assert(formats::fp8_e4m3fn.min_subnormal() == 0x1p-9 && formats::fp8_e4m3fn.max_encodable() == 480.0);
+}  // namespace
+
+TEST_CASE("minifloat_format: min_subnormal, min_normal and max_encodable are defined for every int field",
+          "[minifloat]") {
+  // Runtime values (no constant folding): UBSan sees every operation.
+  auto fmt = [](int e, int m, int b) {
+    volatile int ve = e, vm = m, vb = b;
+    return minifloat_format{ve, vm, vb, 448.0};
+  };
+  const double inf_v = std::numeric_limits<double>::infinity();
+  // The bias: 1 - bias and 1 - bias - m in long long, 2^k beyond double's
+  // range as 0 or inf.
+  CHECK(fmt(4, 3, INT_MIN).min_normal() == inf_v);
+  CHECK(fmt(4, 3, INT_MIN).min_subnormal() == inf_v);
+  CHECK(fmt(4, 3, INT_MAX).min_normal() == 0.0);
+  CHECK(fmt(4, 3, INT_MAX).min_subnormal() == 0.0);
+  CHECK(fmt(4, INT_MAX, INT_MIN).min_subnormal() == 0x1p2);  // 2^(1 + 2^31 - (2^31 - 1))
+  CHECK(fmt(4, INT_MIN, INT_MAX).min_subnormal() == 0x1p2);  // 2^(1 - (2^31 - 1) + 2^31)
+  CHECK(fmt(4, 3, -1022).min_normal() == 0x1p1023);
+  CHECK(fmt(4, 3, -1023).min_normal() == inf_v);
+  CHECK(fmt(4, 3, 1075).min_normal() == 0x1p-1074);  // the smallest subnormal double, exact
+  CHECK(fmt(4, 3, 1076).min_normal() == 0.0);
+  CHECK(fmt(4, 3, 1070).min_subnormal() == 0x1p-1072);
+  CHECK(fmt(4, 0, 7).min_subnormal() == fmt(4, 0, 7).min_normal());  // m = 0: both 2^(1 - bias)
+  // The exponent bits: no shift by 40 or by a negative count.
+  for (int e : {33, 40, 63, 64, 1000, INT_MAX}) {
+    INFO("exponent_bits " << e);
+    CHECK(fmt(e, 3, 7).max_encodable() == inf_v);
+    CHECK(fmt(e, 3, INT_MIN).max_encodable() == inf_v);
+    CHECK(fmt(e, 3, INT_MAX).max_encodable() == inf_v);  // 2^E - 1 - bias > 1023 once E >= 33
+  }
+  CHECK(fmt(32, 3, INT_MAX).max_encodable() == inf_v);  // 2^32 - 1 - (2^31 - 1) = 2^31
+  CHECK(fmt(31, 0, INT_MAX).max_encodable() == 1.0);   // 2^31 - 1 - (2^31 - 1) = 0
+  CHECK(fmt(8, 23, 128).max_encodable() == static_cast<double>(std::numeric_limits<float>::max()));
+  CHECK(fmt(8, 23, 2000).max_encodable() == 0.0);
+  CHECK(fmt(0, 3, 7).max_encodable() == 1.875 * 0x1p-7);  // E = 0: 2^0 - 1 - 7, evaluated as written
+  for (int bad : {-1, -40, INT_MIN}) {
+    INFO("negative field " << bad);
+    CHECK(std::isnan(fmt(bad, 3, 7).max_encodable()));
+    CHECK(std::isnan(fmt(4, bad, 7).max_encodable()));
+  }
+  // Mantissa bits beyond double's precision: 2 - 2^-m rounds to 2.
+  CHECK(fmt(4, INT_MAX, 7).max_encodable() == 512.0);
+  CHECK(fmt(4, 2000, 7).max_encodable() == 512.0);
+  CHECK(fmt(4, INT_MAX, 7).min_subnormal() == 0.0);
+  CHECK(fmt(4, -5, 7).min_subnormal() == 0x1p-1);  // 2^(1 - 7 + 5)
 }

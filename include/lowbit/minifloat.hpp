@@ -8,6 +8,7 @@
 #ifndef LOWBIT_MINIFLOAT_HPP
 #define LOWBIT_MINIFLOAT_HPP
 
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -21,9 +22,14 @@
 LOWBIT_BEGIN_NAMESPACE
 
 namespace detail {
-/// 2^e for |e| < 1024 as a constant expression (exact in double).
-constexpr double pow2(int e) noexcept {
+/// 2^e as a constant expression, for any e: exact for -1074 <= e <= 1023
+/// (subnormal doubles included), +0 below, +inf above.
+constexpr double pow2(long long e) noexcept {
+  if (e > 1023) return std::numeric_limits<double>::infinity();
+  if (e < -1074) return 0.0;
   double r = 1.0;
+  for (; e >= 64; e -= 64) r *= 0x1p64;
+  for (; e <= -64; e += 64) r *= 0x1p-64;
   for (; e > 0; --e) r *= 2.0;
   for (; e < 0; ++e) r *= 0.5;
   return r;
@@ -56,14 +62,31 @@ struct minifloat_format {
   bool has_nan = true;         ///< Overflow gives NaN when neither saturating nor has_inf.
   bool saturation = true;      ///< Overflow saturates to +-max_value.
 
-  /// The smallest positive value, 2^(1 - bias - m) (a subnormal).
-  constexpr double min_subnormal() const noexcept { return detail::pow2(1 - bias - mantissa_bits); }
-  /// The smallest positive normal value, 2^(1 - bias).
-  constexpr double min_normal() const noexcept { return detail::pow2(1 - bias); }
+  // The three limits below are computed in long long and double, so they
+  // are defined for every int value of the fields (no overflow, no shift
+  // by a negative or too large count); a power of two beyond double's range
+  // is +inf (above 2^1023) or +0 (below 2^-1074).
+
+  /// 2^(1 - bias - m), FloatQuant's smallest step: the smallest positive
+  /// value (a subnormal) when m >= 1. With m = 0 the subnormal exponent
+  /// field holds only zero, so this is min_normal(), the smallest positive
+  /// value. Evaluated as written for any bias and m (a negative m too).
+  constexpr double min_subnormal() const noexcept {
+    return detail::pow2(1LL - static_cast<long long>(bias) - static_cast<long long>(mantissa_bits));
+  }
+  /// The smallest positive normal value, 2^(1 - bias), for any bias.
+  constexpr double min_normal() const noexcept { return detail::pow2(1LL - static_cast<long long>(bias)); }
   /// The largest value of the bit layout, (2 - 2^-m) * 2^(2^E - 1 - bias),
   /// before max_value caps it (FloatQuant's max, with its max_val = +inf).
+  /// It reserves no pattern for inf or NaN, as FloatQuant. +inf when the
+  /// power of two is above 2^1023 (e.g. E = 40); NaN when exponent_bits or
+  /// mantissa_bits is negative (no such format).
   constexpr double max_encodable() const noexcept {
-    return (2.0 - detail::pow2(-mantissa_bits)) * detail::pow2((1 << exponent_bits) - 1 - bias);
+    if (exponent_bits < 0 || mantissa_bits < 0) return std::numeric_limits<double>::quiet_NaN();
+    // 2^E - 1 - bias > 1023 for every bias once E >= 33.
+    const long long top = exponent_bits >= 40 ? std::numeric_limits<long long>::max()
+                                              : (1LL << exponent_bits) - 1 - static_cast<long long>(bias);
+    return (2.0 - detail::pow2(-static_cast<long long>(mantissa_bits))) * detail::pow2(top);
   }
   /// The same format with another overflow behaviour.
   constexpr minifloat_format with_saturation(bool s) const noexcept {
