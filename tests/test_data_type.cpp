@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include <lowbit/detail/quote.hpp>
 #include <lowbit/minifloat.hpp>
 
 #include "support/catch.hpp"
@@ -351,8 +352,8 @@ TEST_CASE("data_type: bad names are clear errors", "[data_type][errors]") {
                         "SCALEDINT<65>", "BINARY1", "float32", "FLOAT<4;3>", "FIXED<8.0,3>"}) {
     INFO("name \"" << n << "\"");
     REQUIRE_THROWS_WITH(data_type::parse(n),
-                        lowbit_test::contains_substring("lowbit::data_type: \"" + std::string(n) +
-                                                        "\" is not a QONNX data type name") &&
+                        lowbit_test::contains_substring("lowbit::data_type: " + lowbit::detail::quote(n) +
+                                                        " is not a QONNX data type name") &&
                             lowbit_test::contains_substring("expected INT<n> or UINT<n>"));
   }
   REQUIRE_THROWS_WITH(data_type::parse("INT65"), lowbit_test::contains_substring("bit width 65 outside 1 to 64"));
@@ -561,4 +562,62 @@ TEST_CASE("data_type: kinds, FLOAT32 and FLOAT16 answers", "[data_type]") {
   CHECK_FALSE(data_type::parse("INT1") == data_type::parse("BIPOLAR"));
   CHECK_FALSE(data_type::parse("INT2") == data_type::parse("TERNARY"));
   CHECK_FALSE(data_type::parse("INT8") == data_type::parse("SCALEDINT<8>"));
+}
+
+namespace {
+/// The message of the lowbit::error that parse(name) throws, as what() gives it.
+std::string parse_error(std::string_view name) {
+  try {
+    (void)data_type::parse(name);
+  } catch (const lowbit::error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+}  // namespace
+
+TEST_CASE("data_type: numbers too large for an int are out of range, not 'not a number'", "[data_type][errors]") {
+  using lowbit_test::contains_substring;
+  const std::pair<const char*, const char*> cases[] = {
+      {"INT99999999999", "(bit width 99999999999 outside 1 to 64)"},
+      {"UINT2147483648", "(bit width 2147483648 outside 1 to 64)"},
+      {"INT2147483647", "(bit width 2147483647 outside 1 to 64)"},
+      {"FIXED<99999999999,3>", "(total width 99999999999 outside 1 to 64)"},
+      {"FIXED<8,-99999999999>", "(integer width -99999999999 not from -64 to the total width - 1)"},
+      {"FIXED<8, 99999999999 >", "(integer width 99999999999 not from -64 to the total width - 1)"},
+      {"SCALEDINT<99999999999>", "(bit width 99999999999 outside 1 to 64)"},
+      {"FLOAT<99999999999,3>", "(exponent bits 99999999999 outside 1 to 8)"},
+      {"FLOAT<4,-99999999999>", "(mantissa bits -99999999999 outside 0 to 23)"},
+      {"FLOAT<4,3,-99999999999>", "(exponent bias -99999999999 outside -255 to 255)"},
+      {"FLOAT<4,3,99999999999999999999999999999999999999>",
+       "(exponent bias 999999999999999999999999... (38 characters) outside -255 to 255)"},
+  };
+  for (const auto& [name, why] : cases) {
+    INFO(name);
+    const std::string msg = parse_error(name);
+    CHECK_THAT(msg, contains_substring(std::string("lowbit::data_type: \"") + name + "\" is not a QONNX data type name " +
+                                       why + "; expected INT<n> or UINT<n>"));
+    CHECK_THAT(msg, !contains_substring("not a number"));
+  }
+  // Still not numbers.
+  CHECK_THAT(parse_error("INT-8"), contains_substring("(the bit width is not a number)"));
+  CHECK_THAT(parse_error("INTx"), contains_substring("(the bit width is not a number)"));
+  CHECK_THAT(parse_error("FIXED<8,->"), contains_substring("(expected FIXED<w,i> with two integers)"));
+}
+
+TEST_CASE("data_type: a name with NUL, control or non-ASCII bytes is quoted whole, a long one bounded",
+          "[data_type][errors]") {
+  using lowbit_test::contains_substring;
+  // The NUL no longer ends the message.
+  const std::string msg = parse_error(std::string_view("INT8\0junk", 9));
+  CHECK_THAT(msg, contains_substring("lowbit::data_type: \"INT8\\x00junk\" is not a QONNX data type name (the bit "
+                                     "width is not a number); expected INT<n> or UINT<n>"));
+  CHECK_THAT(parse_error("FLOAT<4,3>\n\"\\\t\x7f\xc3\xa9"),
+             contains_substring("\"FLOAT<4,3>\\n\\\"\\\\\\t\\x7f\\xc3\\xa9\" is not"));
+  // 64 bytes shown, then the length.
+  const std::string long_name = "FIXED<" + std::string(1000, '8') + ",3>";
+  const std::string lm = parse_error(long_name);
+  CHECK_THAT(lm, contains_substring("\"FIXED<" + std::string(58, '8') + "\"... (1009 bytes) is not a QONNX"));
+  CHECK_THAT(lm, contains_substring("(total width 888888888888888888888888... (1000 characters) outside 1 to 64)"));
+  CHECK(lm.size() < 400);
 }

@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <string_view>
 
 #include "support/catch.hpp"
 #include "support/test_util.hpp"
@@ -193,4 +195,24 @@ TEST_CASE("exact HALF_UP by truncation of y + pred(1/2) rounds ties away and not
   using B = xsimd::batch<float>;
   const B got = lowbit::detail::round_integral<R::exact, rounding_mode::half_up>(B(-2.5f));
   for (std::size_t i = 0; i < B::size; ++i) CHECK(got.get(i) == -3.0f);
+}
+
+TEST_CASE("an unknown mode name is quoted with escapes, NUL included, and bounded", "[rounding][errors]") {
+  using lowbit_test::contains_substring;
+  auto message = [](std::string_view name) -> std::string {
+    try {
+      (void)lowbit::parse_rounding_mode(name);
+    } catch (const lowbit::error& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  // "FLOOR\0" is not FLOOR, and its NUL does not cut the message short.
+  CHECK_THAT(message(std::string_view("FLOOR\0x", 7)),
+             contains_substring("lowbit: rounding_mode \"FLOOR\\x00x\" is unknown; expected one of ROUND, HALF_EVEN"));
+  CHECK_THAT(message("up\tdown\r\n\"\\\x01\xff"),
+             contains_substring("rounding_mode \"up\\tdown\\r\\n\\\"\\\\\\x01\\xff\" is unknown"));
+  const std::string m = message(std::string(100000, 'A'));
+  CHECK_THAT(m, contains_substring("rounding_mode \"" + std::string(64, 'A') + "\"... (100000 bytes) is unknown"));
+  CHECK(m.size() < 300);
 }

@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "config.hpp"
+#include "detail/quote.hpp"
 #include "error.hpp"
 #include "rounding.hpp"
 
@@ -61,27 +62,45 @@ void assign_attribute(Op& op, M Op::*member, std::string_view name, std::string_
     else if (value == "0" || iequals(value, "false"))
       op.*member = false;
     else
-      bad_attribute_value<Op>(name, '"' + std::string(value) + '"', "0 or 1 (or true or false)");
+      bad_attribute_value<Op>(name, quote(value), "0 or 1 (or true or false)");
   } else {
     static_assert(std::is_same_v<M, rounding_mode>);
     try {
       op.*member = parse_rounding_mode(value);
     } catch (const error&) {
-      bad_attribute_value<Op>(name, '"' + std::string(value) + '"',
+      bad_attribute_value<Op>(name, quote(value),
                               "one of ROUND, HALF_EVEN, CEIL, FLOOR, UP, DOWN, HALF_UP, HALF_DOWN "
                               "(any case)");
     }
   }
 }
 
+/// An integer attribute value: whether it is 0 or 1, and its decimal text
+/// (of the caller's type: an unsigned 2^64 - 1 is not -1).
+struct int_attribute {
+  int bit = -1;  // 0, 1, or -1 for any other value
+  std::string text;
+};
+
+template <class I>
+int_attribute make_int_attribute(I value) {
+  if constexpr (std::is_same_v<I, bool>) {
+    return {value ? 1 : 0, value ? "1" : "0"};
+  } else {
+    using W = std::conditional_t<std::is_signed_v<I>, long long, unsigned long long>;
+    const W w = static_cast<W>(value);  // every value of I fits
+    return {w == W(0) ? 0 : w == W(1) ? 1 : -1, std::to_string(w)};
+  }
+}
+
 /// Assigns an integer value (ONNX's INT attributes) to a bool member.
 template <class Op, class M>
-void assign_attribute(Op& op, M Op::*member, std::string_view name, long long value) {
+void assign_attribute(Op& op, M Op::*member, std::string_view name, const int_attribute& value) {
   if constexpr (std::is_same_v<M, bool>) {
-    if (value != 0 && value != 1) bad_attribute_value<Op>(name, std::to_string(value), "0 or 1");
-    op.*member = value == 1;
+    if (value.bit < 0) bad_attribute_value<Op>(name, value.text, "0 or 1");
+    op.*member = value.bit == 1;
   } else {
-    bad_attribute_value<Op>(name, std::to_string(value), "a string naming a rounding mode");
+    bad_attribute_value<Op>(name, value.text, "a string naming a rounding mode");
   }
 }
 
@@ -103,7 +122,7 @@ void set_attribute_impl(Op& op, std::string_view name, const V& value) {
                  (a.alias.empty() ? "" : " (or " + std::string(a.alias) + ")")),
        ...);
     }, Op::attributes());
-    throw error(std::string(Op::name) + ": unknown attribute \"" + std::string(name) + "\"; expected " +
+    throw error(std::string(Op::name) + ": unknown attribute " + quote(name) + "; expected " +
                 (names.empty() ? std::string("none (the operator has no attributes)") : "one of: " + names));
   }
 }
@@ -124,6 +143,8 @@ void set_attribute_impl(Op& op, std::string_view name, const V& value) {
  * ```
  * @throws lowbit::error for an unknown name (the message lists the
  *         operator's attributes) or an invalid value; `op` is unchanged then.
+ *         A name or value echoed in the message is quoted with C-style
+ *         escapes (a NUL as `\x00`) and cut after 64 bytes (detail::quote).
  */
 template <class Op>
 void set_attribute(Op& op, std::string_view name, std::string_view value) {
@@ -133,7 +154,7 @@ void set_attribute(Op& op, std::string_view name, std::string_view value) {
 /// Sets a flag attribute from an integer (ONNX INT attributes): 0 or 1.
 template <class Op, class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
 void set_attribute(Op& op, std::string_view name, I value) {
-  detail::set_attribute_impl(op, name, static_cast<long long>(value));
+  detail::set_attribute_impl(op, name, detail::make_int_attribute(value));
 }
 
 LOWBIT_END_NAMESPACE  // namespace lowbit

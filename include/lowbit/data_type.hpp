@@ -31,6 +31,7 @@
 #include <system_error>
 
 #include "config.hpp"
+#include "detail/quote.hpp"
 #include "error.hpp"
 #include "int_quant.hpp"
 #include "minifloat.hpp"
@@ -69,12 +70,15 @@ class data_type {
    * SCALEDINT<n> (1 to 64), FLOAT<e,m> or FLOAT<e,m,b> (1 <= e <= 8,
    * 0 <= m <= 23, the bias b from -255 to 255; as in QONNX, a bias of 0 or
    * none means the IEEE-style 2^(e-1) - 1), FLOAT32 and FLOAT16.
-   * @throws lowbit::error naming the string and what was expected.
+   * @throws lowbit::error naming the string and what was expected. The
+   *         string is shown quoted with C-style escapes (a NUL as `\x00`)
+   *         and cut after 64 bytes (detail::quote); a number too large for
+   *         an int is reported as out of range, with its digits.
    */
   static data_type parse(std::string_view name) {
     data_type t;
     auto fail = [&](const std::string& why) -> data_type {
-      throw error("lowbit::data_type: \"" + std::string(name) + "\" is not a QONNX data type name (" + why +
+      throw error("lowbit::data_type: " + detail::quote(name) + " is not a QONNX data type name (" + why +
                   "); expected INT<n> or UINT<n> (n from 1 to 64), BIPOLAR, BINARY, TERNARY, FIXED<w,i>, "
                   "SCALEDINT<n>, FLOAT<e,m> or FLOAT<e,m,b>, FLOAT32 or FLOAT16");
     };
@@ -84,6 +88,26 @@ class data_type {
     if (name == "FLOAT32") return make(kind::float32, 32, 0, true);
     if (name == "FLOAT16") return make(kind::float16, 16, 0, true);
     int nums[3] = {};
+    std::string_view texts[3];  // the digits of each number, for messages
+    // A number too large for an int becomes INT_MAX (INT_MIN if negative),
+    // which every range check below rejects, naming its digits.
+    auto parse_int = [&](std::string_view rest, int k) -> const char* {
+      const char* const first = rest.data();
+      const char* const last = rest.data() + rest.size();
+      auto [p, ec] = std::from_chars(first, last, nums[k]);
+      if (ec == std::errc::result_out_of_range) {
+        nums[k] = *first == '-' ? std::numeric_limits<int>::min() : std::numeric_limits<int>::max();
+      } else if (ec != std::errc()) {
+        return nullptr;
+      }
+      texts[k] = std::string_view(first, static_cast<std::size_t>(p - first));
+      return p;
+    };
+    auto number = [&](int k) -> std::string {
+      const std::string_view d = texts[k];
+      if (d.size() <= 24) return std::string(d);
+      return std::string(d.substr(0, 24)) + "... (" + std::to_string(d.size()) + " characters)";
+    };
     auto number_list = [&](std::string_view rest, int want_min, int want_max) -> int {
       if (rest.size() < 2 || rest.front() != '<' || rest.back() != '>') return -1;
       rest = rest.substr(1, rest.size() - 2);
@@ -91,8 +115,8 @@ class data_type {
       while (true) {
         while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
         if (n == 3) return -1;
-        const auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), nums[n]);
-        if (ec != std::errc() || p == rest.data()) return -1;
+        const char* p = parse_int(rest, n);
+        if (p == nullptr || p == rest.data()) return -1;
         rest.remove_prefix(static_cast<std::size_t>(p - rest.data()));
         ++n;
         while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
@@ -104,35 +128,34 @@ class data_type {
     };
     auto plain_number = [&](std::string_view digits) -> bool {
       if (digits.empty() || digits.front() < '0' || digits.front() > '9') return false;
-      const auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), nums[0]);
-      return ec == std::errc() && p == digits.data() + digits.size();
+      const char* p = parse_int(digits, 0);
+      return p == digits.data() + digits.size();
     };
     if (name.starts_with("UINT") || name.starts_with("INT")) {
       const bool sgn = name.starts_with("INT");
       if (!plain_number(name.substr(sgn ? 3 : 4))) return fail("the bit width is not a number");
-      if (nums[0] < 1 || nums[0] > 64) return fail("bit width " + std::to_string(nums[0]) + " outside 1 to 64");
+      if (nums[0] < 1 || nums[0] > 64) return fail("bit width " + number(0) + " outside 1 to 64");
       return make(kind::integer, nums[0], 0, sgn);
     }
     if (name.starts_with("FIXED")) {
       if (number_list(name.substr(5), 2, 2) < 0) return fail("expected FIXED<w,i> with two integers");
-      if (nums[0] < 1 || nums[0] > 64) return fail("total width " + std::to_string(nums[0]) + " outside 1 to 64");
+      if (nums[0] < 1 || nums[0] > 64) return fail("total width " + number(0) + " outside 1 to 64");
       if (nums[1] >= nums[0] || nums[1] < -64)
-        return fail("integer width " + std::to_string(nums[1]) + " not from -64 to the total width - 1");
+        return fail("integer width " + number(1) + " not from -64 to the total width - 1");
       return make(kind::fixed, nums[0], nums[1], true);
     }
     if (name.starts_with("SCALEDINT")) {
       if (number_list(name.substr(9), 1, 1) < 0) return fail("expected SCALEDINT<n> with one integer");
-      if (nums[0] < 1 || nums[0] > 64) return fail("bit width " + std::to_string(nums[0]) + " outside 1 to 64");
+      if (nums[0] < 1 || nums[0] > 64) return fail("bit width " + number(0) + " outside 1 to 64");
       return make(kind::scaled_int, nums[0], 0, true);
     }
     if (name.starts_with("FLOAT")) {
       const int n = number_list(name.substr(5), 2, 3);
       if (n < 0) return fail("expected FLOAT<e,m> or FLOAT<e,m,b> with integers");
-      if (nums[0] < 1 || nums[0] > 8) return fail("exponent bits " + std::to_string(nums[0]) + " outside 1 to 8");
-      if (nums[1] < 0 || nums[1] > 23)
-        return fail("mantissa bits " + std::to_string(nums[1]) + " outside 0 to 23");
+      if (nums[0] < 1 || nums[0] > 8) return fail("exponent bits " + number(0) + " outside 1 to 8");
+      if (nums[1] < 0 || nums[1] > 23) return fail("mantissa bits " + number(1) + " outside 0 to 23");
       if (n == 3 && (nums[2] < -255 || nums[2] > 255))
-        return fail("exponent bias " + std::to_string(nums[2]) + " outside -255 to 255");
+        return fail("exponent bias " + number(2) + " outside -255 to 255");
       // QONNX: `if not exponent_bias`, so 0 also means the default.
       const int bias = n == 3 && nums[2] != 0 ? nums[2] : (1 << (nums[0] - 1)) - 1;
       t = make(kind::arb_float, 1 + nums[0] + nums[1], nums[0], true);

@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "config.hpp"
+#include "detail/quote.hpp"
 #include "detail/simd.hpp"
 #include "error.hpp"
 
@@ -79,7 +80,9 @@ constexpr bool is_valid(rounding_mode m) noexcept { return to_string(m) != "?"; 
  * Parses a QONNX rounding mode name, ignoring case: ROUND, HALF_EVEN, CEIL,
  * FLOOR, UP, DOWN, HALF_UP, HALF_DOWN.
  *
- * @throws lowbit::error for any other string; the message lists the accepted names.
+ * @throws lowbit::error for any other string; the message lists the accepted
+ *         names and shows the string quoted, with C-style escapes (a NUL as
+ *         `\x00`) and cut after 64 bytes (detail::quote).
  *
  * **Example**:
  * ```
@@ -87,14 +90,15 @@ constexpr bool is_valid(rounding_mode m) noexcept { return to_string(m) != "?"; 
  * ```
  */
 inline rounding_mode parse_rounding_mode(std::string_view name) {
-  std::string up(name);
+  // The longest name is 9 characters: a longer string is not copied.
+  std::string up(name.substr(0, 10));
   for (char& c : up)
     if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
   if (up == "ROUND" || up == "HALF_EVEN") return rounding_mode::half_even;
   for (rounding_mode m : all_rounding_modes)
     if (up == to_string(m)) return m;
-  throw error("lowbit: rounding_mode \"" + std::string(name) +
-              "\" is unknown; expected one of ROUND, HALF_EVEN, CEIL, FLOOR, UP, DOWN, "
+  throw error("lowbit: rounding_mode " + detail::quote(name) +
+              " is unknown; expected one of ROUND, HALF_EVEN, CEIL, FLOOR, UP, DOWN, "
               "HALF_UP, HALF_DOWN (case-insensitive)");
 }
 
