@@ -136,17 +136,18 @@ TEST_CASE("strided_view: broadcast views past 2^31 elements over one element", "
 TEST_CASE("strided_view: spans whose byte offsets overflow std::ptrdiff_t are rejected",
           "[view][errors][large]") {
   float buf[4] = {};
+  double dbuf[1] = {};  // only the geometry matters: nothing is read
   // The largest span allowed for float: (extent - 1) * |stride| * 4 <= PTRDIFF_MAX.
   const std::ptrdiff_t lim = pmax / 4;
   CHECK(lowbit::strided_view<float>(buf, {2}, {lim}).stride(0) == lim);
   CHECK(lowbit::strided_view<float>(buf, {2}, {-lim}).stride(0) == -lim);
-  CHECK(lowbit::strided_view<double>(nullptr, {2}, {pmax / 8}).stride(0) == pmax / 8);
+  CHECK(lowbit::strided_view<double>(dbuf, {2}, {pmax / 8}).stride(0) == pmax / 8);
   REQUIRE_THROWS_WITH(lowbit::strided_view<float>(buf, {2}, {lim + 1}),
                       lowbit_test::contains_substring("lowbit::strided_view: a view of shape [2] with strides [" +
                                                       std::to_string(lim + 1) + "] spans " +
                                                       std::to_string(lim + 1) + " elements of 4 bytes") &&
                           lowbit_test::contains_substring("expected at most " + std::to_string(lim) + " elements"));
-  REQUIRE_THROWS_AS(lowbit::strided_view<double>(nullptr, {2}, {pmax / 8 + 1}), lowbit::error);
+  REQUIRE_THROWS_AS(lowbit::strided_view<double>(dbuf, {2}, {pmax / 8 + 1}), lowbit::error);
   // The sum over dimensions counts, and so do negative strides.
   REQUIRE_THROWS_AS(lowbit::strided_view<float>(buf, {2, 2}, {lim / 2 + 1, -(lim / 2 + 1)}), lowbit::error);
   // |PTRDIFF_MIN| and products past 2^64 do not wrap around.
@@ -179,4 +180,56 @@ TEST_CASE("tensor arguments: mdspan-like views with out-of-range extents or stri
                           lowbit_test::contains_substring("expected a stride that fits in std::ptrdiff_t"));
   REQUIRE_THROWS_WITH(to_nd(raw_view<std::size_t>{buf, {std::size_t(1) << 40, std::size_t(1) << 40}, {0, 0}}),
                       lowbit_test::contains_substring("overflows std::size_t"));
+}
+
+TEST_CASE("tensor arguments: floating-point extents and strides are checked, never converted blindly",
+          "[view][errors]") {
+  float buf[8] = {};
+  using lowbit::detail::to_nd;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // Integral floating-point values are accepted as they are.
+  const auto d = to_nd(raw_view<double>{buf, {2.0, 3.0}, {3.0, 1.0}});
+  CHECK(d.ext[0] == 2);
+  CHECK(d.ext[1] == 3);
+  CHECK(d.str[0] == 3);
+  REQUIRE_THROWS_WITH(to_nd(raw_view<double>{buf, {-1.0, 3.0}, {3.0, 1.0}}),
+                      lowbit_test::contains_substring("extent -1 in dimension 0; expected a non-negative integer"));
+  REQUIRE_THROWS_WITH(to_nd(raw_view<double>{buf, {2.0, nan}, {3.0, 1.0}}),
+                      lowbit_test::contains_substring("extent nan in dimension 1"));
+  REQUIRE_THROWS_WITH(to_nd(raw_view<double>{buf, {2.5, 3.0}, {3.0, 1.0}}),
+                      lowbit_test::contains_substring("extent 2.5 in dimension 0"));
+  REQUIRE_THROWS_WITH(to_nd(raw_view<double>{buf, {1e30, 3.0}, {3.0, 1.0}}),
+                      lowbit_test::contains_substring("in dimension 0; expected a non-negative integer"));
+  REQUIRE_THROWS_WITH(to_nd(raw_view<double>{buf, {2.0, 3.0}, {nan, 1.0}}),
+                      lowbit_test::contains_substring("stride nan in dimension 0"));
+  REQUIRE_THROWS_WITH(to_nd(raw_view<float>{buf, {2.0f, 3.0f}, {3.0f, 0.5f}}),
+                      lowbit_test::contains_substring("stride 0.5 in dimension 1"));
+  REQUIRE_THROWS_WITH(to_nd(raw_view<double>{buf, {2.0, 3.0}, {-1e300, 1.0}}),
+                      lowbit_test::contains_substring("expected an integer stride that fits in std::ptrdiff_t"));
+}
+
+TEST_CASE("shape: extents from a range of floating-point values", "[view][errors]") {
+  const std::vector<double> ok{2.0, 3.0};
+  CHECK(lowbit::shape(ok.begin(), ok.end()) == lowbit::shape{2, 3});
+  for (double bad : {-1.0, std::numeric_limits<double>::quiet_NaN(), 2.5, 1e30,
+                     std::numeric_limits<double>::infinity(), -0.5}) {
+    const std::vector<double> dims{2.0, bad};
+    INFO(bad);
+    REQUIRE_THROWS_WITH(lowbit::shape(dims.begin(), dims.end()),
+                        lowbit_test::contains_substring("in dimension 1 is invalid; expected a non-negative integer"));
+  }
+  const std::vector<unsigned long long> huge{2, std::numeric_limits<unsigned long long>::max()};
+  REQUIRE_THROWS_AS(lowbit::shape(huge.begin(), huge.end()), lowbit::error);
+}
+
+TEST_CASE("views with elements and a null data pointer are rejected", "[view][errors]") {
+  REQUIRE_THROWS_WITH(lowbit::strided_view<float>(nullptr, {2, 3}),
+                      lowbit_test::contains_substring("a view of shape [2, 3] has a null data pointer"));
+  REQUIRE_THROWS_WITH(lowbit::strided_view<float>(nullptr, {2, 3}, {1, 2}),
+                      lowbit_test::contains_substring("has a null data pointer"));
+  // A view with no elements may be null.
+  CHECK(lowbit::strided_view<float>(nullptr, {0, 3}).size() == 0);
+  REQUIRE_THROWS_WITH(lowbit::detail::to_nd(raw_view<std::ptrdiff_t>{nullptr, {2, 3}, {3, 1}}),
+                      lowbit_test::contains_substring("has a null data pointer"));
+  CHECK(lowbit::detail::to_nd(raw_view<std::ptrdiff_t>{nullptr, {2, 0}, {3, 1}}).ext[1] == 0);
 }

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <concepts>
+#include <cstdio>
 #include <cstddef>
 #include <initializer_list>
 #include <iterator>
@@ -44,6 +45,41 @@ inline bool mul_overflows(std::size_t a, std::size_t b, std::size_t& r) noexcept
   r = a * b;
   return b != 0 && a > std::numeric_limits<std::size_t>::max() / b;
 #endif
+}
+
+/// The extent `v` as std::size_t, or false when it is not a non-negative
+/// integer that fits (a negative, fractional, NaN or infinite value, or
+/// one too large). Integers and floating-point values of any type.
+template <class V>
+constexpr bool to_extent(V v, std::size_t& out) noexcept {
+  if constexpr (std::is_same_v<V, bool>) {
+    out = v ? 1 : 0;
+    return true;
+  } else if constexpr (std::is_integral_v<V>) {
+    if (!std::in_range<std::size_t>(v)) return false;
+    out = static_cast<std::size_t>(v);
+    return true;
+  } else {
+    static_assert(std::is_floating_point_v<V>, "lowbit: an extent must be an integer or floating-point value");
+    // 2^64 as a V (exact in every binary floating-point type); NaN fails.
+    constexpr V limit = static_cast<V>(static_cast<long double>(std::numeric_limits<std::size_t>::max()) + 1.0L);
+    if (!(v >= V(0) && v < limit) || v != static_cast<V>(static_cast<std::size_t>(v))) return false;
+    out = static_cast<std::size_t>(v);
+    return true;
+  }
+}
+
+/// The value of an extent for a message: integers as integers, others with
+/// enough digits ("-1", "2.5", "nan").
+template <class V>
+std::string extent_string(V v) {
+  if constexpr (std::is_integral_v<V>) {
+    return std::to_string(v);
+  } else {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17Lg", static_cast<long double>(v));
+    return buf;
+  }
 }
 
 /// n = the product of ext[0, rank) (0 when one of them is 0); false when
@@ -148,9 +184,11 @@ class shape {
         throw error("lowbit: shape has more than " + std::to_string(max_rank) +
                     " dimensions; expected a rank of at most LOWBIT_MAX_RANK");
       const auto v = *first;
-      if constexpr (std::is_signed_v<decltype(v)>)
-        if (v < 0) throw error("lowbit: shape extent " + std::to_string(v) + " is negative");
-      dims_[rank_++] = static_cast<std::size_t>(v);
+      std::size_t e = 0;
+      if (!detail::to_extent(v, e))
+        throw error("lowbit: shape extent " + detail::extent_string(v) + " in dimension " + std::to_string(rank_) +
+                    " is invalid; expected a non-negative integer that fits in std::size_t");
+      dims_[rank_++] = e;
     }
     count();  // rejects a shape whose element count overflows std::size_t
   }
@@ -213,6 +251,19 @@ inline void check_span(const char* what, const std::size_t* ext, const std::ptrd
 
 }  // namespace detail
 
+namespace detail {
+/// Throws when a view with elements has a null data pointer (reading it
+/// would crash): `what` names the view's kind in the message.
+inline void check_data(const char* what, const void* data, const std::size_t* ext, std::size_t rank) {
+  if (data != nullptr) return;
+  std::size_t n = 1;
+  if (!checked_count(ext, rank, n) || n != 0)
+    throw error(std::string(what) + ": a view of shape " + shape(unchecked_t{}, ext, rank).to_string() +
+                " has a null data pointer; expected a pointer to its elements (only a view with no elements may be "
+                "null)");
+}
+}  // namespace detail
+
 /**
  * A non-owning N-d view of `T` with arbitrary strides, counted in elements:
  * rank 0 to lowbit::max_rank, strides may be zero (a broadcast view),
@@ -250,6 +301,7 @@ class strided_view {
     }
     detail::check_span("lowbit::strided_view", extents_.begin(), strides_.data(), extents_.rank(),
                        sizeof(T));
+    detail::check_data("lowbit::strided_view", data_, extents_.begin(), extents_.rank());
   }
 
   /// Internal (runtime dispatch): a descriptor that lowbit has already
@@ -286,6 +338,7 @@ class strided_view {
     for (std::ptrdiff_t s : strides) strides_[r++] = s;
     detail::check_span("lowbit::strided_view", extents_.begin(), strides_.data(), extents_.rank(),
                        sizeof(T));
+    detail::check_data("lowbit::strided_view", data_, extents_.begin(), extents_.rank());
   }
 
   /// A const view of a mutable one.
@@ -412,16 +465,24 @@ auto fill_nd(V&& v, nd_geom& g) {
     for (std::size_t r = 0; r < g.rank; ++r) {
       const auto e = v.extent(r);
       const auto st = v.stride(r);
-      if constexpr (std::is_integral_v<decltype(e)>)
-        if (!std::in_range<std::size_t>(e))
-          throw error("lowbit: a view has extent " + std::to_string(e) + " in dimension " + std::to_string(r) +
-                      "; expected a non-negative extent that fits in std::size_t");
-      if constexpr (std::is_integral_v<decltype(st)>)
+      if (!to_extent(e, g.ext[r]))
+        throw error("lowbit: a view has extent " + extent_string(e) + " in dimension " + std::to_string(r) +
+                    "; expected a non-negative integer extent that fits in std::size_t");
+      if constexpr (std::is_integral_v<std::remove_cv_t<decltype(st)>>) {
         if (!std::in_range<std::ptrdiff_t>(st))
           throw error("lowbit: a view has stride " + std::to_string(st) + " in dimension " + std::to_string(r) +
                       "; expected a stride that fits in std::ptrdiff_t");
-      g.ext[r] = static_cast<std::size_t>(e);
-      g.str[r] = static_cast<std::ptrdiff_t>(st);
+        g.str[r] = static_cast<std::ptrdiff_t>(st);
+      } else {
+        // A floating-point stride: an integer in std::ptrdiff_t's range, as for extents.
+        using S = std::remove_cv_t<decltype(st)>;
+        static_assert(std::is_floating_point_v<S>, "lowbit: a stride must be an integer or floating-point value");
+        constexpr S limit = static_cast<S>(static_cast<long double>(std::numeric_limits<std::ptrdiff_t>::max()) + 1.0L);
+        if (!(st >= -limit && st < limit) || st != static_cast<S>(static_cast<std::ptrdiff_t>(st)))
+          throw error("lowbit: a view has stride " + extent_string(st) + " in dimension " + std::to_string(r) +
+                      "; expected an integer stride that fits in std::ptrdiff_t");
+        g.str[r] = static_cast<std::ptrdiff_t>(st);
+      }
     }
     // A strided_view checked both when it was made (its extents are a
     // shape; its constructors call check_span) and cannot change since;
@@ -430,12 +491,14 @@ auto fill_nd(V&& v, nd_geom& g) {
       (void)lowbit::shape(g.ext.begin(), g.ext.begin() + g.rank);  // throws if the count overflows
       if constexpr (!std::is_void_v<E>)
         check_span("lowbit", g.ext.data(), g.str.data(), g.rank, sizeof(E));
+      check_data("lowbit", data, g.ext.data(), g.rank);
     }
   } else {
     data = std::ranges::data(v);
     g.rank = 1;
     g.ext[0] = static_cast<std::size_t>(std::ranges::size(v));
     g.str[0] = 1;
+    check_data("lowbit", data, g.ext.data(), 1);
   }
   return data;
 }
