@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstddef>
 #include <functional>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -213,4 +214,40 @@ TEST_CASE("streaming stores give the same bits, at every alignment and tail", "[
   op.exec.stream_min_elements = 0;
   op(b, 0.05f, 0.0f, 8.0f, b);
   require_same_bits(b, a);
+}
+
+TEST_CASE("an executor that breaks its contract gets an error, and no index outside the parts runs",
+          "[parallel][errors]") {
+  const std::vector<float> x = lowbit_test::mixed_values<float>(10000, 9);
+  std::vector<float> y(x.size() + 4096, 7.0f);  // room past the output: nothing may land there
+  const std::span<float> out(y.data(), x.size());
+  lowbit::int_quant<> op{};
+  op.exec.threads = 4;
+  op.exec.min_elements_per_thread = 2000;
+  auto past_end_untouched = [&] {
+    for (std::size_t i = x.size(); i < y.size(); ++i)
+      if (y[i] != 7.0f) return false;
+    return true;
+  };
+  // Indices outside [0, n): never run, reported.
+  op.exec.executor = [&](std::size_t n, const std::function<void(std::size_t)>& task) {
+    for (std::size_t i = 0; i < n; ++i) task(i);
+    task(n);
+    task(n + 1000);
+  };
+  REQUIRE_THROWS_WITH(op(x, 0.05f, 0.0f, 8.0f, out),
+                      lowbit_test::contains_substring("executor ran 4 tasks for 4 parts and was given 2 index(es) "
+                                                      "outside [0, n)"));
+  CHECK(past_end_untouched());
+  // A part skipped, or run twice.
+  op.exec.executor = [&](std::size_t n, const std::function<void(std::size_t)>& task) {
+    for (std::size_t i = 1; i < n; ++i) task(i);
+  };
+  REQUIRE_THROWS_WITH(op(x, 0.05f, 0.0f, 8.0f, out), lowbit_test::contains_substring("ran 3 tasks for 4 parts"));
+  op.exec.executor = [&](std::size_t n, const std::function<void(std::size_t)>& task) {
+    for (std::size_t i = 0; i < n; ++i) task(i);
+    task(0);
+  };
+  REQUIRE_THROWS_WITH(op(x, 0.05f, 0.0f, 8.0f, out), lowbit_test::contains_substring("ran 5 tasks for 4 parts"));
+  CHECK(past_end_untouched());
 }

@@ -14,11 +14,13 @@
 #include <cstddef>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <system_error>
 #include <thread>
 #include <vector>
 
 #include "../config.hpp"
+#include "../error.hpp"
 #include "../parallel.hpp"
 
 #if defined(__SSE2__) || defined(_M_X64)
@@ -183,11 +185,31 @@ inline std::size_t parallel_parts(const execution& exec, std::size_t count) noex
 }
 
 /// Runs task(i) for i in [0, n) with exec's executor, or lowbit's pool.
+/// A user's executor is held to its contract: an index outside [0, n) is
+/// never run (it would write outside the output), and unless every part
+/// ran exactly once, lowbit::error is thrown after it returns (the output
+/// is then unspecified: parts of it may not be written).
 inline void parallel_run(const execution& exec, std::size_t n, const std::function<void(std::size_t)>& task) {
-  if (exec.executor)
-    exec.executor(n, task);
-  else
+  if (!exec.executor) {
     thread_pool::instance().run(n, task);
+    return;
+  }
+  std::atomic<std::size_t> ran{0}, outside{0};
+  const std::function<void(std::size_t)> guarded = [&](std::size_t i) {
+    if (i >= n) {
+      outside.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    task(i);
+    ran.fetch_add(1, std::memory_order_relaxed);
+  };
+  exec.executor(n, guarded);
+  const std::size_t r = ran.load(), o = outside.load();
+  if (r != n || o != 0)
+    throw error("lowbit: execution::executor ran " + std::to_string(r) + " tasks for " + std::to_string(n) +
+                " parts" + (o ? " and was given " + std::to_string(o) + " index(es) outside [0, n)" : std::string()) +
+                "; expected task(i) called once for every i in [0, " + std::to_string(n) +
+                ") (the output is unspecified now)");
 }
 
 LOWBIT_END_DETAIL_NAMESPACE  // namespace lowbit::detail
