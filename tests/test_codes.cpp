@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -219,7 +220,7 @@ TEST_CASE("codes: code types that cannot hold the range are rejected, nothing wr
                        "bitwidth = 0.5 is invalid");
   std::vector<std::int8_t> wrong(3, 7);
   check_codes_rejected([&] { lowbit::quantize_codes(lowbit::int_quant<>{}, x, 1.0f, 0.0f, 4.0f, wrong); }, wrong,
-                       "y has shape [3]; expected the broadcast shape [2]");
+                       "codes has shape [3]; expected the broadcast shape [2]");
 }
 
 TEST_CASE("codes: NaN has no integer code, except in QONNX's bipolar path", "[codes]") {
@@ -454,4 +455,321 @@ TEST_CASE("codes: minifloat codes that do not exist are rejected, nothing writte
   lowbit_test::check_rejected(
       [&] { lowbit::dequantize(lowbit::minifloat_quant<>{.format = f::fp4_e2m1}, wide, 1.0f, y); }, y,
       "codes[0] = 16 is invalid; expected a 4-bit pattern");
+}
+
+namespace {
+
+/// Trunc v1 (no clamp, scale 1, in = out bit width) makes q = x for an
+/// integral x: q at and just beyond the limits of C, in T.
+template <class C, class T>
+void check_code_limits() {
+  using L = std::numeric_limits<C>;
+  const std::string what = std::string(lowbit::detail::code_type_name<C>()) + " codes, " +
+                           (std::is_same_v<T, float> ? "float" : "double");
+  INFO(what);
+  const lowbit::trunc_v1<> op{};
+  // The largest and smallest T at most / at least C's limits, and the next
+  // T values beyond (int32 in float: 2147483520 and 2^31, -2^31 and
+  // -2147483904).
+  const T top = static_cast<T>(L::max()) > static_cast<long double>(L::max())
+                    ? std::nextafter(static_cast<T>(L::max()), T(0))
+                    : static_cast<T>(L::max());
+  const T above = std::ldexp(T(1), L::digits);  // max + 1
+  const T bottom = static_cast<T>(L::min());
+  const T below = bottom - T(1) != bottom ? bottom - T(1) : std::nextafter(bottom, -std::numeric_limits<T>::infinity());
+  std::vector<C> c{C(5), C(5)};
+  lowbit::quantize_codes(op, std::vector<T>{top, bottom}, T(1), T(0), T(8), T(8), c);
+  CHECK(static_cast<long double>(c[0]) == static_cast<long double>(top));
+  CHECK(c[1] == L::min());
+  const std::string range = "expected an integer from " + std::to_string(static_cast<long long>(L::min())) + " to " +
+                            std::to_string(static_cast<long long>(L::max())) + " (" +
+                            lowbit::detail::code_type_name<C>() + " codes)";
+  for (T bad : {above, below}) {
+    std::vector<C> untouched{C(7), C(7)};
+    INFO("x = " << lowbit_test::show(bad));
+    check_codes_rejected(
+        [&] { lowbit::quantize_codes(op, std::vector<T>{T(1), bad}, T(1), T(0), T(8), T(8), untouched); },
+        untouched, range.c_str());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("codes: the code type's range is exact for every code type, float and double (2^31 is no int32)",
+          "[codes]") {
+  // The reproducer of issue 17: float(INT32_MAX) rounds to 2^31, which the
+  // old bound let through into an undefined conversion.
+  std::vector<std::int32_t> c(1, 42);
+  check_codes_rejected(
+      [&] {
+        lowbit::quantize_codes(lowbit::trunc_v1<>{}, std::vector<float>{2147483648.0f}, 1.0f, 0.0f, 8.0f, 8.0f, c);
+      },
+      c, "codes[0] would be q = 2147483648 (x = 2.14748365e+09); expected an integer from -2147483648 to 2147483647 (int32 codes)");
+  check_code_limits<std::int8_t, float>();
+  check_code_limits<std::uint8_t, float>();
+  check_code_limits<std::int16_t, float>();
+  check_code_limits<std::uint16_t, float>();
+  check_code_limits<std::int32_t, float>();
+  check_code_limits<std::int8_t, double>();
+  check_code_limits<std::uint8_t, double>();
+  check_code_limits<std::int16_t, double>();
+  check_code_limits<std::uint16_t, double>();
+  check_code_limits<std::int32_t, double>();
+  // double holds INT32_MAX itself.
+  std::vector<std::int32_t> d(2);
+  lowbit::quantize_codes(lowbit::trunc_v1<>{}, std::vector<double>{2147483647.0, -2147483648.0}, 1.0, 0.0, 8.0, 8.0, d);
+  CHECK(d == std::vector<std::int32_t>{INT32_MAX, INT32_MIN});
+}
+
+TEST_CASE("codes: E8M0 (bias 127, NaN, no inf) has codes in uint16: every finite value and NaN", "[codes][minifloat]") {
+  // FloatQuant's model: 1 sign bit and 8 exponent bits (9-bit codes, so
+  // uint16). Exponent field 0 with m = 0 holds only zero (no 2^-127); field
+  // 255 with m = 0 is all NaN, so the values are +-0 and +-2^-126 ..
+  // +-2^127, all float32.
+  const minifloat_format e8m0{8, 0, 127, 0x1p127, false, true, true};
+  CHECK(lowbit::encode_minifloat(e8m0, 0.0f) == 0u);
+  CHECK(lowbit::encode_minifloat(e8m0, -0.0f) == 0x100u);
+  CHECK(bits(lowbit::decode_minifloat(e8m0, 0x100u)) == bits(-0.0f));
+  std::vector<float> x{0.0f, -0.0f};
+  std::vector<std::uint16_t> want_codes{0, 0x100};
+  for (int e = -126; e <= 127; ++e) {
+    const float v = std::ldexp(1.0f, e);
+    const std::uint32_t field = static_cast<std::uint32_t>(e + 127);
+    INFO("2^" << e);
+    CHECK(lowbit::encode_minifloat(e8m0, v) == field);
+    CHECK(lowbit::encode_minifloat(e8m0, -v) == (0x100u | field));
+    CHECK(bits(lowbit::decode_minifloat(e8m0, field)) == bits(v));
+    CHECK(bits(lowbit::decode_minifloat(e8m0, 0x100u | field)) == bits(-v));
+    x.push_back(v);
+    x.push_back(-v);
+    want_codes.push_back(static_cast<std::uint16_t>(field));
+    want_codes.push_back(static_cast<std::uint16_t>(0x100u | field));
+  }
+  // NaN: the all-ones exponent, 0xff (0x1ff with the sign).
+  CHECK(lowbit::encode_minifloat(e8m0, nan_f) == 0xffu);
+  CHECK(std::isnan(lowbit::decode_minifloat(e8m0, 0xffu)));
+  CHECK(std::isnan(lowbit::decode_minifloat(e8m0, 0x1ffu)));
+  CHECK(std::signbit(lowbit::decode_minifloat(e8m0, 0x1ffu)));
+  CHECK_THROWS_WITH(lowbit::encode_minifloat(e8m0, 0x1p-127f), lowbit_test::contains_substring("is off the grid"));
+  CHECK_THROWS_WITH(lowbit::encode_minifloat(e8m0, 3.0f), lowbit_test::contains_substring("is off the grid"));
+  CHECK_THROWS_WITH(lowbit::encode_minifloat(e8m0, inf), lowbit_test::contains_substring("no infinities"));
+  CHECK_THROWS_WITH(lowbit::decode_minifloat(e8m0, 0x200u), lowbit_test::contains_substring("9-bit pattern"));
+  // quantize_codes and dequantize, exact semantics: every value is its own q.
+  std::vector<std::uint16_t> c(x.size());
+  std::vector<float> back(x.size());
+  const lowbit::minifloat_quant<semantics::exact> exact{.format = e8m0};
+  lowbit::quantize_codes(exact, x, 1.0f, c);
+  CHECK(c == want_codes);
+  lowbit::dequantize(exact, c, 1.0f, back);
+  lowbit_test::require_same_bits(back, x);
+  // With NaN: code 0xff, and back to NaN.
+  std::vector<float> xn{nan_f, 0.5f};
+  std::vector<std::uint16_t> cn(2);
+  lowbit::quantize_codes(exact, xn, 1.0f, cn);
+  CHECK(cn == std::vector<std::uint16_t>{0xff, 126});
+  std::vector<float> yn(2);
+  lowbit::dequantize(exact, cn, 1.0f, yn);
+  CHECK(std::isnan(yn[0]));
+  CHECK(yn[1] == 0.5f);
+  // Reference semantics: the round trip is the fake-quantized output (which
+  // differs from x at 2^-126, QUIRKS.md 8).
+  const lowbit::minifloat_quant<> ref{.format = e8m0};
+  std::vector<float> want(x.size());
+  ref(x, 1.0f, want);
+  lowbit::quantize_codes(ref, x, 1.0f, c);
+  lowbit::dequantize(ref, c, 1.0f, back);
+  lowbit_test::require_same_bits(back, want);
+  // Nine bits do not fit uint8.
+  std::vector<std::uint8_t> c8(2, 9);
+  check_codes_rejected([&] { lowbit::quantize_codes(exact, xn, 1.0f, c8); }, c8, "a code has 9 bits; expected at most 8");
+  // Without NaN the all-ones field is 2^128, no float32: still rejected.
+  const minifloat_format e8m0_no_nan{8, 0, 127, 0x1p127, false, false, true};
+  std::vector<std::uint16_t> c2{3, 3};
+  check_codes_rejected(
+      [&] { lowbit::quantize_codes(lowbit::minifloat_quant<semantics::exact>{.format = e8m0_no_nan}, xn, 1.0f, c2); },
+      c2, "largest finite values have exponent 255 - bias = 128");
+  REQUIRE_THROWS_WITH(lowbit::encode_minifloat(e8m0_no_nan, 1.0f),
+                      lowbit_test::contains_substring("largest finite values have exponent 255 - bias = 128"));
+  // The smaller NaN-only-top formats: E4M0 bias 7 has 2^-6 .. 2^7 and NaN 0xf.
+  const minifloat_format e4m0{4, 0, 7, 128.0, false, true, true};
+  CHECK(lowbit::encode_minifloat(e4m0, 128.0f) == 0xeu);
+  CHECK(std::isnan(lowbit::decode_minifloat(e4m0, 0xfu)));
+  // And the bound is exact: E8M0 with bias 126 reaches 2^128 (rejected),
+  // E8M1 with has_nan keeps finite values in field 255 (bias 128: 2^127).
+  CHECK_THROWS_AS(lowbit::encode_minifloat(minifloat_format{8, 0, 126, 1.0, false, true, true}, 1.0f), lowbit::error);
+  const minifloat_format e8m1{8, 1, 128, 0x1p127, false, true, true};
+  CHECK(lowbit::encode_minifloat(e8m1, 0x1p127f) == 0x1feu);
+  CHECK(lowbit::decode_minifloat(e8m1, 0x1feu) == 0x1p127f);
+  CHECK_THROWS_AS(lowbit::encode_minifloat(minifloat_format{8, 1, 127, 1.0, false, true, true}, 1.0f), lowbit::error);
+}
+
+TEST_CASE("codes: minifloat codes of a signed code type print as themselves", "[codes][minifloat]") {
+  namespace f = lowbit::formats;
+  std::vector<float> y{5.0f, 5.0f};
+  const lowbit::minifloat_quant<> e2m1{.format = f::fp4_e2m1};
+  std::vector<std::int8_t> c8{1, -1};
+  lowbit_test::check_rejected([&] { lowbit::dequantize(e2m1, c8, 1.0f, y); }, y,
+                              "codes[1] = -1 is invalid; expected a 4-bit pattern (0 to 15)");
+  std::vector<std::int32_t> c32{INT32_MIN, 1};
+  lowbit_test::check_rejected([&] { lowbit::dequantize(e2m1, c32, 1.0f, y); }, y,
+                              "codes[0] = -2147483648 is invalid; expected a 4-bit pattern (0 to 15)");
+  std::vector<std::int16_t> c16{0x7e, 0x100};
+  const lowbit::minifloat_quant<> e4m3{.format = f::fp8_e4m3fn};
+  lowbit_test::check_rejected([&] { lowbit::dequantize(e4m3, c16, 1.0f, y); }, y,
+                              "codes[1] = 256 is invalid; expected a 8-bit pattern (0 to 255)");
+  // Valid codes in a signed type decode.
+  c16[1] = 0xfe;
+  lowbit::dequantize(e4m3, c16, 1.0f, y);
+  CHECK(y == std::vector<float>{448.0f, -448.0f});
+}
+
+TEST_CASE("codes: dequantize calls its codes codes in shape errors", "[codes]") {
+  const std::vector<std::int8_t> c{1, 2, 3};
+  const std::vector<float> s2{1.0f, 2.0f};
+  std::vector<float> y(3, 5.0f);
+  const char* needle = "shapes do not broadcast: codes has shape [3] and scale has shape [2]";
+  lowbit_test::check_rejected([&] { lowbit::dequantize(lowbit::int_quant<>{}, c, s2, 0.0f, 8.0f, y); }, y, needle);
+  lowbit_test::check_rejected([&] { lowbit::dequantize(lowbit::int_quant<>{}, c, s2, 0.0f, 1.0f, y); }, y, needle);
+  lowbit_test::check_rejected([&] { lowbit::dequantize(lowbit::int_quant<>{}, c, 1.0f, 0.0f, s2, y); }, y,
+                              "shapes do not broadcast: codes has shape [3] and bitwidth has shape [2]");
+  lowbit_test::check_rejected(
+      [&] { lowbit::dequantize(lowbit::trunc<>{}, c, s2, 0.0f, 8.0f, 1.0f, 8.0f, y); }, y, needle);
+  lowbit_test::check_rejected(
+      [&] { lowbit::dequantize(lowbit::trunc_v1<>{}, c, s2, 0.0f, 8.0f, 8.0f, y); }, y, needle);
+  lowbit_test::check_rejected([&] { lowbit::dequantize(lowbit::bipolar_quant<>{}, c, s2, y); }, y, needle);
+  const std::vector<std::uint8_t> u{1, 2, 3};
+  lowbit_test::check_rejected(
+      [&] { lowbit::dequantize(lowbit::minifloat_quant<>{.format = lowbit::formats::fp4_e2m1}, u, s2, y); }, y,
+      needle);
+}
+
+TEST_CASE("codes: dequantize checks y before reading the codes (2^40 codes in a broadcast view)", "[codes]") {
+  // A stride-0 view of 2^40 codes is a valid input; the y of the wrong
+  // shape must be reported before a scratch copy of the codes is made.
+  const std::int8_t one = 1;
+  const std::uint8_t bit = 1;
+  const std::size_t n = std::size_t(1) << 40;
+  const strided_view<const std::int8_t> huge(&one, {n}, {0});
+  const strided_view<const std::uint8_t> huge_bits(&bit, {n}, {0});
+  std::vector<float> y(3, 5.0f);
+  const char* needle = "y has shape [3]; expected the broadcast shape [1099511627776]";
+  lowbit_test::check_rejected([&] { lowbit::dequantize(lowbit::int_quant<>{}, huge, 1.0f, 0.0f, 8.0f, y); }, y, needle);
+  lowbit_test::check_rejected([&] { lowbit::dequantize(lowbit::trunc<>{}, huge, 1.0f, 0.0f, 8.0f, 1.0f, 8.0f, y); },
+                              y, needle);
+  lowbit_test::check_rejected([&] { lowbit::dequantize(lowbit::trunc_v1<>{}, huge, 1.0f, 0.0f, 8.0f, 8.0f, y); }, y,
+                              needle);
+  lowbit_test::check_rejected([&] { lowbit::dequantize(lowbit::bipolar_quant<>{}, huge_bits, 1.0f, y); }, y, needle);
+  lowbit_test::check_rejected(
+      [&] { lowbit::dequantize(lowbit::minifloat_quant<>{.format = lowbit::formats::fp4_e2m1}, huge_bits, 1.0f, y); },
+      y, needle);
+}
+
+namespace {
+
+/// Fills a byte buffer, runs f, requires lowbit::error with `needle` and every byte unchanged.
+template <class F>
+void require_untouched_bytes(std::vector<unsigned char>& buf, const std::string& needle, F&& f) {
+  for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<unsigned char>(0x3c + i);
+  const std::vector<unsigned char> before = buf;
+  std::string what;
+  try {
+    f();
+  } catch (const lowbit::error& e) {
+    what = e.what();
+  }
+  INFO("message: " << what);
+  CHECK_THAT(what, lowbit_test::contains_substring(needle));
+  CHECK(buf == before);
+}
+
+}  // namespace
+
+TEST_CASE("codes: the codes output shares no memory with x or a parameter, for every code type",
+          "[codes][overlap]") {
+  // One buffer holds x (floats) and the codes; the codes start inside x.
+  alignas(8) static unsigned char raw[64 * 4 + 64];
+  std::vector<unsigned char> buf(sizeof raw);
+  auto* xf = reinterpret_cast<float*>(buf.data());
+  const strided_view<const float> x(xf, {16});
+  auto try_type = [&](auto tag) {
+    using C = decltype(tag);
+    C* c = reinterpret_cast<C*>(buf.data() + 8);  // overlaps x[2] onward
+    require_untouched_bytes(buf, "codes (shape [16], strides [1]) overlaps x", [&] {
+      lowbit::quantize_codes(lowbit::int_quant<>{.is_signed = std::is_signed_v<C>}, x, 0.5f, 0.0f, 2.0f,
+                             strided_view<C>(c, {16}));
+    });
+    // A per-element scale inside the codes' bytes.
+    const strided_view<const float> s(reinterpret_cast<const float*>(buf.data() + 128), {16});
+    C* c2 = reinterpret_cast<C*>(buf.data() + 128 + 4);
+    std::vector<float> xo(16, 1.0f);
+    require_untouched_bytes(buf, "overlaps scale", [&] {
+      lowbit::quantize_codes(lowbit::int_quant<>{.is_signed = std::is_signed_v<C>}, xo, s, 0.0f, 2.0f,
+                             strided_view<C>(c2, {16}));
+    });
+  };
+  try_type(std::int8_t{});
+  try_type(std::uint8_t{});
+  try_type(std::int16_t{});
+  try_type(std::uint16_t{});
+  try_type(std::int32_t{});
+  // Every operator's quantize_codes, codes over x.
+  std::int8_t* c8 = reinterpret_cast<std::int8_t*>(buf.data() + 4);
+  std::uint8_t* u8 = reinterpret_cast<std::uint8_t*>(buf.data() + 4);
+  require_untouched_bytes(buf, "overlaps x", [&] {
+    lowbit::quantize_codes(lowbit::trunc<>{}, x, 1.0f, 0.0f, 8.0f, 1.0f, 4.0f, strided_view<std::int8_t>(c8, {16}));
+  });
+  require_untouched_bytes(buf, "overlaps x", [&] {
+    lowbit::quantize_codes(lowbit::trunc_v1<>{}, x, 1.0f, 0.0f, 8.0f, 4.0f, strided_view<std::int8_t>(c8, {16}));
+  });
+  require_untouched_bytes(buf, "overlaps x", [&] {
+    lowbit::quantize_codes(lowbit::bipolar_quant<>{}, x, 1.0f, strided_view<std::int8_t>(c8, {16}));
+  });
+  require_untouched_bytes(buf, "overlaps x", [&] {
+    lowbit::quantize_codes(lowbit::minifloat_quant<>{}, x, 1.0f, strided_view<std::uint8_t>(u8, {16}));
+  });
+  // Codes that write one element twice.
+  std::vector<std::int8_t> small(8);
+  std::vector<float> x6(6, 1.0f);
+  REQUIRE_THROWS_WITH(lowbit::quantize_codes(lowbit::int_quant<>{}, strided_view<const float>(x6.data(), {2, 3}), 1.0f,
+                                             0.0f, 8.0f, strided_view<std::int8_t>(small.data(), {2, 3}, {1, 1})),
+                      lowbit_test::contains_substring("codes (shape [2, 3], strides [1, 1]) writes one element twice"));
+  // Codes next to x, sharing no byte: accepted.
+  std::vector<float> xs{0.26f, -1.3f, 7.9f, 0.0f};
+  std::vector<unsigned char> both(4 * sizeof(float) + 4);
+  std::memcpy(both.data(), xs.data(), 4 * sizeof(float));
+  auto* cn = reinterpret_cast<std::int8_t*>(both.data() + 4 * sizeof(float));
+  lowbit::quantize_codes(lowbit::int_quant<>{}, strided_view<const float>(reinterpret_cast<const float*>(both.data()), {4}),
+                         0.5f, 0.0f, 4.0f, strided_view<std::int8_t>(cn, {4}));
+  CHECK(cn[0] == 1);
+  CHECK(cn[1] == -3);
+  CHECK(cn[2] == 7);
+  CHECK(cn[3] == 0);
+}
+
+TEST_CASE("codes: dequantize's y shares no memory with the codes or a parameter", "[codes][overlap]") {
+  std::vector<unsigned char> buf(256);
+  auto* yf = reinterpret_cast<float*>(buf.data());
+  const std::int8_t* c = reinterpret_cast<const std::int8_t*>(buf.data() + 8);
+  require_untouched_bytes(buf, "y (shape [16], strides [1]) overlaps codes (shape [16], strides [1])", [&] {
+    lowbit::dequantize(lowbit::int_quant<>{}, strided_view<const std::int8_t>(c, {16}), 0.5f, 0.0f, 8.0f,
+                       strided_view<float>(yf, {16}));
+  });
+  require_untouched_bytes(buf, "overlaps codes", [&] {
+    lowbit::dequantize(lowbit::bipolar_quant<>{}, strided_view<const std::int8_t>(c, {16}), 0.5f,
+                       strided_view<float>(yf, {16}));
+  });
+  require_untouched_bytes(buf, "overlaps codes", [&] {
+    lowbit::dequantize(lowbit::minifloat_quant<>{}, strided_view<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(c), {16}),
+                       0.5f, strided_view<float>(yf, {16}));
+  });
+  // A per-element scale in y's buffer.
+  std::vector<std::int8_t> codes(16, 3);
+  require_untouched_bytes(buf, "overlaps scale", [&] {
+    lowbit::dequantize(lowbit::int_quant<>{}, codes, strided_view<const float>(yf + 1, {16}), 0.0f, 8.0f,
+                       strided_view<float>(yf, {16}));
+  });
+  require_untouched_bytes(buf, "overlaps zeropt", [&] {
+    lowbit::dequantize(lowbit::trunc<>{}, codes, 1.0f, strided_view<const float>(yf + 15, {16}), 8.0f, 1.0f, 4.0f,
+                       strided_view<float>(yf, {16}));
+  });
 }

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <iostream>
 #include <limits>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -71,11 +72,47 @@ TEST_CASE("errors table: y of the wrong shape", "[error][errors-table]") {
 }
 
 TEST_CASE("errors table: y that writes an element twice", "[error][errors-table]") {
-  std::vector<float> x(6, 1.0f), y(3);
-  require_error_untouched("y-stride-0", y, "y has stride 0 in dimension 0 (extent 2)", [&] {
+  std::vector<float> x(6, 1.0f), y(4);
+  require_error_untouched("y-stride-0", y,
+                          "y (shape [2, 3], strides [0, 1]) writes one element twice (stride 0 in dimension 0, extent 2), as y[0, 0] and y[1, 0]", [&] {
     lowbit::int_quant<>{}(strided_view<const float>(x.data(), {2, 3}), 1.0f, 0.0f, 8.0f,
                           strided_view<float>(y.data(), {2, 3}, {0, 1}));
   });
+  // Non-zero strides that meet: 6 elements on 4 floats.
+  require_error_untouched("y-self-overlap", y, "y (shape [2, 3], strides [1, 1]) writes one element twice, as y", [&] {
+    lowbit::int_quant<>{}(strided_view<const float>(x.data(), {2, 3}), 1.0f, 0.0f, 8.0f,
+                          strided_view<float>(y.data(), {2, 3}, {1, 1}));
+  });
+}
+
+TEST_CASE("errors table: y that overlaps a parameter", "[error][errors-table]") {
+  // Per-channel scales stored at the front of y's buffer.
+  std::vector<float> x(8, 0.3f), buf(8);
+  require_error_untouched("y-overlaps-parameter", buf,
+                          "lowbit::int_quant: y (shape [4, 2], strides [2, 1]) overlaps scale (shape [4, 1], strides "
+                          "[1, 1]) in memory: y[", [&] {
+    lowbit::int_quant<>{}(strided_view<const float>(x.data(), {4, 2}), strided_view<const float>(buf.data(), {4, 1}),
+                          0.0f, 8.0f, strided_view<float>(buf.data(), {4, 2}));
+  });
+}
+
+TEST_CASE("errors table: y that overlaps x without being x", "[error][errors-table]") {
+  std::vector<float> buf(5);
+  require_error_untouched("y-overlaps-x", buf,
+                          "lowbit::int_quant: y (shape [4], strides [1]) overlaps x (shape [4], strides [1]) in memory "
+                          "without being x itself: y[", [&] {
+    lowbit::int_quant<>{}(std::span<const float>(buf.data(), 4), 1.0f, 0.0f, 8.0f, std::span<float>(buf.data() + 1, 4));
+  });
+}
+
+TEST_CASE("errors table: extents that are not integers, null data", "[error][errors-table]") {
+  std::vector<float> unused(1);
+  const std::vector<double> dims{2.0, -1.0};
+  require_error_untouched("shape-extent", unused,
+                          "lowbit: shape extent -1 in dimension 1 is invalid; expected a non-negative integer",
+                          [&] { (void)lowbit::shape(dims.begin(), dims.end()); });
+  require_error_untouched("null-data", unused, "lowbit::strided_view: a view of shape [3] has a null data pointer",
+                          [&] { (void)strided_view<const float>(nullptr, {3}); });
 }
 
 TEST_CASE("errors table: bit width invalid", "[error][errors-table]") {

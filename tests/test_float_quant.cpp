@@ -470,7 +470,9 @@ TEST_CASE("float_quant: every error path throws lowbit::error and leaves y untou
   check_rejected([&] { op(x, 1.0f, 4.0f, nan_f, 7.0f, 448.0f, y); }, y, "mantissa_bitwidth = nan");
   check_rejected([&] { op(x, 1.0f, 4.0f, 3.0f, 7.5f, 448.0f, y); }, y, "exponent_bias = 7.5");
   std::vector<float> mbs{3, 3, 3, 3, 2.5f, 3};
-  check_rejected([&] { op(x, 1.0f, 4.0f, strided_view<const float>(mbs.data(), {2, 3}), 7.0f, 448.0f, y); },
+  // x and y [2, 3]: the shapes broadcast, so the value is what fails.
+  check_rejected([&] { op(strided_view<const float>(x.data(), {2, 3}), 1.0f, 4.0f, strided_view<const float>(mbs.data(), {2, 3}),
+                          7.0f, 448.0f, strided_view<float>(y.data(), {2, 3})); },
                  y, "mantissa_bitwidth[1, 1] = 2.5");
   auto bad_mode = make(static_cast<rounding_mode>(99));
   check_rejected([&] { bad_mode(x, 1.0f, 4.0f, 3.0f, 7.0f, 448.0f, y); }, y, "rounding_mode");
@@ -492,4 +494,15 @@ TEST_CASE("float_quant: every error path throws lowbit::error and leaves y untou
   CHECK_NOTHROW(ex(x, 1.0f, 8.0f, 7.0f, 127.0f, flt_max, std::vector<float>(6)));
   std::vector<float> empty, ey;
   check_rejected([&] { ex(empty, 1.0f, 4.0f, 3.0f, 151.0f, 448.0f, ey); }, ey, "smallest step");
+}
+
+TEST_CASE("float_quant: shapes are checked before values (a broadcast view of 2^40 copies)", "[float_quant][errors]") {
+  const std::size_t big = std::size_t(1) << 40;
+  const std::vector<float> x{0.3f, -0.2f, 5.0f};
+  std::vector<float> y(3, 7.0f);
+  const float four = 4.0f;
+  const lowbit::strided_view<const float> e(&four, {big}, {0});
+  REQUIRE_THROWS_WITH(lowbit::float_quant<lowbit::semantics::exact>{}(x, 1.0f, e, 3.0f, 7.0f, 448.0f, y),
+                      lowbit_test::contains_substring("x has shape [3] and exponent_bitwidth has shape [1099511627776]"));
+  CHECK(y == std::vector<float>(3, 7.0f));
 }

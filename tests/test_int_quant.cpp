@@ -474,7 +474,9 @@ TEST_CASE("every error path throws lowbit::error and leaves y untouched", "[int_
   check_rejected([&] { op(x, 1.0f, 0.0f, nan_f, y); }, y, "bitwidth = nan");
   check_rejected([&] { op(x, 1.0f, 0.0f, -inf, y); }, y, "bitwidth = -inf");
   std::vector<float> bws{8, 8, 0.5f, 8, 8, 8};
-  check_rejected([&] { op(x, 1.0f, 0.0f, strided_view<const float>(bws.data(), {2, 3}), y); }, y,
+  // x and y [2, 3]: the shapes broadcast, so the value is what fails.
+  check_rejected([&] { op(strided_view<const float>(x.data(), {2, 3}), 1.0f, 0.0f, strided_view<const float>(bws.data(), {2, 3}),
+                          strided_view<float>(y.data(), {2, 3})); }, y,
                  "bitwidth[0, 2] = 0.5");
   auto bad_mode = make(true, false, static_cast<rounding_mode>(99));
   check_rejected([&] { bad_mode(x, 1.0f, 0.0f, 8.0f, y); }, y, "rounding_mode");
@@ -488,4 +490,48 @@ TEST_CASE("every error path throws lowbit::error and leaves y untouched", "[int_
   }
   std::vector<float> scales{1, 1, 1, 1, 1, -2};
   check_rejected([&] { ex(x, scales, 0.0f, 8.0f, y); }, y, "scale[5] = -2");
+}
+
+TEST_CASE("a bit-width tensor with no elements is not bipolar: it must broadcast", "[int_quant][errors]") {
+  // QONNX's `bitwidth == 1 and signed` is false for an empty array, so the
+  // bit width takes part in broadcasting, and [0] does not broadcast with [3].
+  const std::vector<float> x{1.0f, 2.0f, 3.0f}, empty;
+  std::vector<float> y{7.0f, 7.0f, 7.0f};
+  for (bool is_signed : {true, false}) {
+    INFO("signed " << is_signed);
+    REQUIRE_THROWS_WITH(lowbit::int_quant<>{.is_signed = is_signed}(x, 1.0f, 0.0f, empty, y),
+                        lowbit_test::contains_substring("x has shape [3] and bitwidth has shape [0]"));
+    REQUIRE_THROWS_AS(lowbit::int_quant<>{.is_signed = is_signed}.output_shape(x, 1.0f, 0.0f, empty), lowbit::error);
+    CHECK(y == std::vector<float>{7.0f, 7.0f, 7.0f});
+  }
+  // With an empty x too, the output is empty and nothing is computed.
+  std::vector<float> none;
+  lowbit::int_quant<>{}(none, 1.0f, 0.0f, empty, none);
+  CHECK(lowbit::int_quant<>{}.output_shape(none, 1.0f, 0.0f, empty) == lowbit::shape{0});
+}
+
+TEST_CASE("shapes are checked before values, and a broadcast view's value once", "[int_quant][errors]") {
+  // Views of 2^40 copies of one value (stride 0) next to x [3]: validating
+  // them element by element took hours; now the broadcast error comes at
+  // once, and a bipolar bit width is recognised from its one value.
+  const std::size_t big = std::size_t(1) << 40;
+  const std::vector<float> x{0.3f, -0.2f, 5.0f};
+  std::vector<float> y(3, 7.0f);
+  const float eight = 8.0f, one = 1.0f, half = 0.5f;
+  const strided_view<const float> bw8(&eight, {big}, {0}), bw1(&one, {big}, {0}), s(&half, {big}, {0});
+  REQUIRE_THROWS_WITH(lowbit::int_quant<>{}(x, 1.0f, 0.0f, bw8, y),
+                      lowbit_test::contains_substring("x has shape [3] and bitwidth has shape [1099511627776]"));
+  REQUIRE_THROWS_WITH(lowbit::int_quant<lowbit::semantics::exact>{}(x, s, 0.0f, 8.0f, y),
+                      lowbit_test::contains_substring("x has shape [3] and scale has shape [1099511627776]"));
+  CHECK(y == std::vector<float>(3, 7.0f));
+  // Signed with every bit width 1: bipolar, and the bit width takes no part
+  // in the shape (QONNX), so this call is valid.
+  lowbit::int_quant<>{}(x, 1.0f, 0.0f, bw1, y);
+  CHECK(y == std::vector<float>{1.0f, -1.0f, 1.0f});
+  // A bad value in a broadcast view is found and named at index 0.
+  const float bad = 0.5f;
+  REQUIRE_THROWS_WITH(lowbit::int_quant<>{}(strided_view<const float>(x.data(), {3, 1}), 1.0f, 0.0f,
+                                            strided_view<const float>(&bad, {3, 1}, {0, 0}),
+                                            strided_view<float>(y.data(), {3, 1})),
+                      lowbit_test::contains_substring("bitwidth[0, 0] = 0.5 is invalid"));
 }

@@ -669,7 +669,9 @@ TEST_CASE("trunc: every error path throws lowbit::error and leaves y untouched",
   check_rejected([&] { op1(x, 1.0f, 0.0f, 8.0f, -inf, y); }, y, "out_bitwidth = -inf");
   check_rejected([&] { ex1(x, 1.0f, 0.0f, 0.5f, 4.0f, y); }, y, "in_bitwidth = 0.5");
   std::vector<float> bws{8, 8, 0.5f, 8, 8, 8};
-  check_rejected([&] { op(x, 1.0f, 0.0f, 8.0f, 1.0f, strided_view<const float>(bws.data(), {2, 3}), y); },
+  // x and y [2, 3]: the shapes broadcast, so the value is what fails.
+  check_rejected([&] { op(strided_view<const float>(x.data(), {2, 3}), 1.0f, 0.0f, 8.0f, 1.0f,
+                          strided_view<const float>(bws.data(), {2, 3}), strided_view<float>(y.data(), {2, 3})); },
                  y, "out_bitwidth[0, 2] = 0.5");
   auto bad_mode = make(true, false, static_cast<rounding_mode>(99));
   check_rejected([&] { bad_mode(x, 1.0f, 0.0f, 8.0f, 1.0f, 8.0f, y); }, y, "rounding_mode");
@@ -695,4 +697,22 @@ TEST_CASE("trunc: every error path throws lowbit::error and leaves y untouched",
                          strided_view<float>(y.data(), {2, 3})); },
                  y, "out_scale / scale[1, 2]");
   CHECK_NOTHROW(op(x, 1e-30f, 0.0f, 8.0f, 3e38f, 8.0f, std::vector<float>(6)));
+}
+
+TEST_CASE("trunc: shapes are checked before values (a broadcast view of 2^40 copies)", "[trunc][errors]") {
+  const std::size_t big = std::size_t(1) << 40;
+  const std::vector<float> x{0.3f, -0.2f, 5.0f};
+  std::vector<float> y(3, 7.0f);
+  const float eight = 8.0f, half = 0.5f;
+  const lowbit::strided_view<const float> bw8(&eight, {big}, {0}), s(&half, {big}, {0});
+  REQUIRE_THROWS_WITH(lowbit::trunc<>{}(x, 1.0f, 0.0f, 8.0f, 1.0f, bw8, y),
+                      lowbit_test::contains_substring("x has shape [3] and out_bitwidth has shape [1099511627776]"));
+  REQUIRE_THROWS_WITH(lowbit::trunc<lowbit::semantics::exact>{}(x, s, 0.0f, 8.0f, 1.0f, 4.0f, y),
+                      lowbit_test::contains_substring("x has shape [3] and scale has shape [1099511627776]"));
+  REQUIRE_THROWS_WITH(lowbit::trunc_v1<>{}(x, 1.0f, 0.0f, bw8, 4.0f, y),
+                      lowbit_test::contains_substring("x has shape [3] and in_bitwidth has shape [1099511627776]"));
+  CHECK(y == std::vector<float>(3, 7.0f));
+  // in_bitwidth takes no part in Trunc's shape: a broadcast view of it is valid, its one value checked.
+  lowbit::trunc<>{}(x, 1.0f, 0.0f, bw8, 1.0f, 8.0f, y);
+  CHECK(y == std::vector<float>{0.0f, -0.0f, 5.0f});
 }

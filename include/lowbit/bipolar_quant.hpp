@@ -80,20 +80,28 @@ struct bipolar_quant {
   /// The broadcast shape of x and scale.
   template <tensor_arg X, tensor_arg Scale>
   shape output_shape(const X& x, const Scale& scale) const {
-    using T = std::remove_cv_t<detail::element_t<const X&>>;
-    detail::tensor_in<T> xs(x), ss(scale);
-    return broadcast_shape({xs.get_shape(), ss.get_shape()}, {"x", "scale"}, name);
+    if constexpr (!detail::io_types_ok<X, void, float, double>()) {
+      return shape{};
+    } else {
+      using T = std::remove_cv_t<detail::element_t<const X&>>;
+      detail::tensor_in<T> xs(x), ss(scale);
+      return broadcast_shape({xs.get_shape(), ss.get_shape()}, {"x", "scale"}, name);
+    }
   }
 
   /// Binarizes x into y. See the class documentation.
   template <tensor_arg X, tensor_arg Scale, tensor_arg Y>
   void operator()(const X& x, const Scale& scale, Y&& y) const {
-    using T = std::remove_cv_t<detail::element_t<const X&>>;
-    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
-                  "lowbit::bipolar_quant works on float and double tensors");
-    detail::tensor_in<T> xs(x), ss(scale);
-    detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
-    run(xs, ss, yd);
+    if constexpr (!detail::io_types_ok<X, Y, float, double>()) {
+      return;
+    } else {
+      using T = std::remove_cv_t<detail::element_t<const X&>>;
+      static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                    "lowbit::bipolar_quant works on float and double tensors");
+      detail::tensor_in<T> xs(x), ss(scale);
+      detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
+      run(xs, ss, yd);
+    }
   }
 
  private:
@@ -102,9 +110,11 @@ struct bipolar_quant {
   /// The operator (St = fake), or one of its stages for codes.hpp.
   template <detail::stage St = detail::stage::fake, class T>
   void run(const detail::tensor_in<T>& xs, const detail::tensor_in<T>& ss, detail::nd<T>& yd) const {
-    if constexpr (S == semantics::exact) detail::check_scale_positive(name, "scale", ss.d);
+    // Shapes and memory first, then values.
     const shape out = broadcast_shape({xs.get_shape(), ss.get_shape()}, {"x", "scale"}, name);
     detail::check_output(name, yd, out);
+    detail::check_output_memory<T, 1>(name, yd, xs.d, {{{"scale", &ss.d}}});
+    if constexpr (S == semantics::exact) detail::check_scale_positive(name, "scale", ss.d);
     const auto plan = detail::make_plan<3>(out, {&xs.d, &ss.d, &yd});
     const std::array<const T*, 1> params{ss.d.data};
     const bool simd = use_simd;

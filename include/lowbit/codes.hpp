@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "bipolar_quant.hpp"
+#include "broadcast.hpp"
 #include "config.hpp"
 #include "detail/elementwise.hpp"
 #include "detail/stage.hpp"
@@ -156,7 +157,7 @@ template <class C, class T>
 template <class C, semantics S, class T>
 void check_limits(const char* op, const char* role, const nd<const T>& b, bool is_signed, bool narrow,
                   bool bipolar_special) {
-  visit_elements(b, [&](T v, std::size_t i) {
+  check_elements(b, [&](T v, std::size_t i) {
     const int bw = static_cast<int>(v);
     if (bipolar_special && is_signed && bw == 1) return true;  // +-1, or bits
     const auto r = int_limits<S, T>(bw, is_signed, narrow);
@@ -173,33 +174,59 @@ void check_limits(const char* op, const char* role, const nd<const T>& b, bool i
 }
 
 /**
+ * Checks that the codes output `cd` has the shape `out`, never writes one
+ * element twice, and shares no byte with x or a parameter (`ins`): codes
+ * are never made in place, their element type is not x's.
+ */
+template <class C, class T, std::size_t N>
+void check_codes_output(const char* op, const nd<C>& cd, const shape& out,
+                        const std::array<std::pair<const char*, const nd<const T>*>, N>& ins) {
+  check_output(op, cd, out, "codes");
+  const mem_tensor cm = mem_of("codes", cd);
+  if (mem_empty(cm)) return;
+  for (const auto& [name, d] : ins) check_disjoint(op, cm, mem_of(name, *d));
+}
+
+/// Checks that the output `y` of a dequantize shares no byte with the codes
+/// (the parameters are checked by the operator, as for any y).
+template <class T, class C>
+void check_dequantize_output(const char* op, const nd<T>& yd, const nd<const C>& cd) {
+  check_disjoint(op, mem_of("y", yd), mem_of("codes", cd));
+}
+
+/**
  * Runs stage `code` of an operator into a scratch tensor of T (row-major,
  * the output shape), checks that every q has a code of type C and only
  * then writes the codes. `bits`: q in {-1, +1} is written as 0 / 1.
  */
 template <class C, class T, class Run>
 void write_codes(const char* op, const shape& out, const nd<const T>& x, nd<C>& cd, bool bits, Run&& run) {
-  check_output(op, cd, out);
+  check_output(op, cd, out, "codes");
   std::vector<T> q(out.count());
   nd<T> qd;
   set_row_major(qd, out.rank(), out.begin());
   qd.data = q.data();
   run(qd);
+  // C's range as lo <= q < end, both bounds exact in T: C's minimum is 0 or
+  // -2^k, and max + 1 = 2^k (C's maximum itself, 2^31 - 1 for int32, is no
+  // float: it would round to 2^31, which int32 cannot hold).
   const T lo = bits ? T(-1) : static_cast<T>(std::numeric_limits<C>::min());
-  const T hi = bits ? T(1) : static_cast<T>(std::numeric_limits<C>::max());
+  const T end = bits ? T(2) : std::ldexp(T(1), std::numeric_limits<C>::digits);
+  const long long lo_int = bits ? -1 : static_cast<long long>(std::numeric_limits<C>::min());
+  const long long hi_int = bits ? 1 : static_cast<long long>(std::numeric_limits<C>::max());
   // Validate: every q inside C's range (NaN fails) and an integer (always,
   // for the grids of these operators; checked only when the range test fails).
   const std::size_t n = q.size();
   int ok = 1;
-  for (std::size_t i = 0; i < n; ++i) ok &= static_cast<int>(q[i] >= lo) & static_cast<int>(q[i] <= hi);
+  for (std::size_t i = 0; i < n; ++i) ok &= static_cast<int>(q[i] >= lo) & static_cast<int>(q[i] < end);
   if (!ok)
     for (std::size_t i = 0; i < n; ++i)
-      if (!(q[i] >= lo && q[i] <= hi && q[i] == std::trunc(q[i])))
+      if (!(q[i] >= lo && q[i] < end && q[i] == std::trunc(q[i])))
         throw error(std::string(op) + ": " + element_name("codes", qd, i) + " would be q = " +
                     format_integral(q[i]) + " (x = " + format_value(broadcast_value(x, out, i)) + "); expected " +
                     (std::isnan(q[i]) ? std::string("a number (NaN has no integer code)")
-                                      : std::string("an integer from ") + format_integral(lo) + " to " +
-                                            format_integral(hi) + " (" + code_type_name<C>() + " codes" +
+                                      : "an integer from " + std::to_string(lo_int) + " to " +
+                                            std::to_string(hi_int) + " (" + code_type_name<C>() + " codes" +
                                             (bits ? " as bits" : "") + ")"));
   // Two branch-free loops over local pointers (a store through an 8-bit C
   // may alias anything, so q[i] through the vector would be reloaded each
@@ -277,7 +304,7 @@ using code_value_t = std::remove_cv_t<element_t<V>>;
 /// Unsigned codes of a signed IntQuant are bits: bit width 1 only.
 template <class T>
 void check_bits_bitwidth(const char* op, const char* ctype, const nd<const T>& b) {
-  visit_elements(b, [&](T v, std::size_t i) {
+  check_elements(b, [&](T v, std::size_t i) {
     if (v != T(1))
       throw error(std::string(op) + ": " + element_name("bitwidth", b, i) + " = " + format_value(v) + " with " +
                   ctype + " codes and signed = 1; expected bitwidth 1 (unsigned codes of a signed "
@@ -291,7 +318,28 @@ void check_bits_bitwidth(const char* op, const char* ctype, const nd<const T>& b
 /// Bits of a code: 1 + E + m.
 inline int minifloat_bits(const minifloat_format& f) noexcept { return 1 + f.exponent_bits + f.mantissa_bits; }
 
-/// Checks that `f` has a bit layout whose every value is a float32.
+/**
+ * Checks that `f` has a bit layout (1 sign bit, E exponent bits, m mantissa
+ * bits, at most `max_bits` in all) whose every finite value is a float32.
+ *
+ * The values are FloatQuant's: exponent field 0 holds the subnormals
+ * k * 2^(1 - bias - m), k < 2^m (with m = 0 only zero: E8M0 with bias 127
+ * has no 2^-127, its smallest positive value is 2^-126), field ef >= 1
+ * holds (2^m + k) * 2^(ef - bias - m). Reserved patterns: with has_inf the
+ * all-ones field is inf (k = 0) and NaN (k != 0), so m >= 1 is needed;
+ * else with has_nan the all-ones pattern (field and mantissa) is NaN, which
+ * for m = 0 takes the whole all-ones field (E8M0: 0xff is NaN, 2^127 the
+ * largest value).
+ *
+ * Every finite value is a float32 iff the smallest step 2^(1 - bias - m) is
+ * at least 2^-149 and the top binade's exponent, ef_top - bias, is at most
+ * 127, where ef_top is the largest exponent field with a finite value
+ * (2^E - 1, or 2^E - 2 when that field is reserved; for ef_top = 0 the
+ * largest subnormal is below 2^(-bias + 1), and the same bound applies).
+ * Significands have at most 24 bits (m <= 23), so the range decides. A
+ * degenerate format whose only finite value is zero (E1M0 with has_nan) is
+ * held to the same bounds.
+ */
 inline void check_minifloat_layout(const char* op, const minifloat_format& f, int max_bits) {
   auto fail = [&](const std::string& what) {
     throw error(std::string(op) + ": format E" + std::to_string(f.exponent_bits) + "M" +
@@ -308,12 +356,18 @@ inline void check_minifloat_layout(const char* op, const minifloat_format& f, in
   // (any other mantissa): with no mantissa bits there is no NaN pattern.
   if (f.has_inf && f.mantissa_bits == 0)
     fail("has_inf with mantissa_bits = 0 leaves no bit pattern for NaN; expected at least 1 mantissa bit");
-  // Exponent of the top binade of finite values (IEEE-like formats keep
-  // the all-ones exponent for inf and NaN).
-  const long long top = (1LL << f.exponent_bits) - 1 - (f.has_inf ? 1 : 0) - f.bias;
-  if (1LL - f.bias - f.mantissa_bits < -149 || top > 127)
-    fail("its values are not all float32 values; expected 2^(1 - bias - m) >= 2^-149 and "
-         "a top exponent <= 127");
+  const long long step = 1LL - f.bias - f.mantissa_bits;
+  if (step < -149)
+    fail("its smallest step 2^(1 - bias - m) = 2^" + std::to_string(step) +
+         " is not a float32 value; expected 2^(1 - bias - m) >= 2^-149");
+  // The largest exponent field with a finite value: the all-ones field is
+  // inf and NaN with has_inf, and only NaN with has_nan and m = 0.
+  const bool top_field_reserved = f.has_inf || (f.has_nan && f.mantissa_bits == 0);
+  const long long ef_top = (1LL << f.exponent_bits) - 1 - (top_field_reserved ? 1 : 0);
+  const long long top = ef_top - f.bias;
+  if (top > 127)
+    fail("its largest finite values have exponent " + std::to_string(ef_top) + " - bias = " + std::to_string(top) +
+         " (2^" + std::to_string(top) + " and above are not float32 values); expected an exponent <= 127");
 }
 
 }  // namespace detail
@@ -323,8 +377,13 @@ inline void check_minifloat_layout(const char* op, const minifloat_format& f, in
  * bits, from the top (the OCP layout for the presets: E4M3FN 448 is 0x7e,
  * E5M2 inf is 0x7c). `+-inf` needs `has_inf` (exponent all ones, mantissa
  * zero); NaN needs `has_inf` or `has_nan` (E4M3FN style: all ones) and is
- * written as the all-ones pattern with the sign of v.
- * @throws lowbit::error if v is not a value of the format (off the grid,
+ * written as the all-ones pattern with the sign of v. The values are
+ * FloatQuant's (detail::check_minifloat_layout): with no mantissa bits the
+ * exponent field 0 holds only zero, so E8M0 with bias 127 and has_nan has
+ * +-2^-126 .. +-2^127 in fields 1 .. 254 and NaN in 255 (OCP's unsigned
+ * E8M0 scale, whose field 0 is 2^-127, is another layout).
+ * @throws lowbit::error if the format's layout has a value that is not a
+ *         float32, or if v is not a value of the format (off the grid,
  *         beyond its range, or on a pattern reserved for inf or NaN).
  */
 inline std::uint32_t encode_minifloat(const minifloat_format& f, float v) {
@@ -430,11 +489,14 @@ void quantize_codes(const int_quant<S>& op, const X& x, const Scale& scale, cons
   using C = detail::code_value_t<Codes&&>;
   auto cd = detail::codes_out_nd(std::forward<Codes>(codes));
   detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), bs(bitwidth);
-  (void)detail::codes_access::all_bipolar(op, bs);  // validates the bit widths
+  // Shapes and memory first (output_shape validates the bit widths after
+  // the shapes), then values.
+  const shape out = op.output_shape(x, scale, zeropt, bitwidth);
+  detail::check_codes_output<C, T, 4>(op.name, cd, out,
+                                      {{{"x", &xs.d}, {"scale", &ss.d}, {"zeropt", &zs.d}, {"bitwidth", &bs.d}}});
   const bool bits = std::is_unsigned_v<C> && op.is_signed;
   if (bits) detail::check_bits_bitwidth(op.name, detail::code_type_name<C>(), bs.d);
   detail::check_limits<C, S, T>(op.name, "bitwidth", bs.d, op.is_signed, op.narrow, true);
-  const shape out = op.output_shape(x, scale, zeropt, bitwidth);
   detail::write_codes<C>(op.name, out, xs.d, cd, bits, [&](detail::nd<T>& qd) {
     detail::codes_access::run<detail::stage::code>(op, qd, xs, ss, zs, bs);
   });
@@ -457,13 +519,22 @@ void dequantize(const int_quant<S>& op, const Codes& codes, const Scale& scale, 
   using C = detail::code_value_t<const Codes&>;
   const auto cd = detail::codes_in_nd(codes);
   const bool bits = std::is_unsigned_v<C> && op.is_signed;
-  detail::tensor_in<T> bs(bitwidth);
-  (void)detail::codes_access::all_bipolar(op, bs);
+  detail::tensor_in<T> ss(scale), zs(zeropt), bs(bitwidth);
+  // The shapes first, with the codes named "codes" (the operator, which
+  // runs on them as its x, would call them x), and y's shape before the
+  // codes are read into a scratch tensor.
+  const shape out = detail::codes_access::all_bipolar(op, bs)
+                        ? broadcast_shape({cd.get_shape(), ss.get_shape(), zs.get_shape()},
+                                          {"codes", "scale", "zeropt"}, op.name)
+                        : broadcast_shape({cd.get_shape(), ss.get_shape(), zs.get_shape(), bs.get_shape()},
+                                          {"codes", "scale", "zeropt", "bitwidth"}, op.name);
+  detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
+  detail::check_output(op.name, yd, out);
+  detail::check_dequantize_output(op.name, yd, cd);
   if (bits) detail::check_bits_bitwidth(op.name, detail::code_type_name<C>(), bs.d);
   const std::vector<T> v = detail::codes_to_values<T>(op.name, cd, bits);
   const auto xv = detail::scratch_view(v, cd.get_shape());
-  detail::tensor_in<T> xs(xv), ss(scale), zs(zeropt);
-  detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
+  detail::tensor_in<T> xs(xv);
   detail::codes_access::run<detail::stage::dequant>(op, yd, xs, ss, zs, bs);
 }
 
@@ -485,9 +556,16 @@ void quantize_codes(const trunc<S>& op, const X& x, const Scale& scale, const Ze
   using C = detail::code_value_t<Codes&&>;
   auto cd = detail::codes_out_nd(std::forward<Codes>(codes));
   detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), ib(in_bitwidth), os(out_scale), ob(out_bitwidth);
+  const shape out = op.output_shape(x, scale, zeropt, in_bitwidth, out_scale, out_bitwidth);
+  detail::check_codes_output<C, T, 6>(op.name, cd, out,
+                                      {{{"x", &xs.d},
+                                        {"scale", &ss.d},
+                                        {"zeropt", &zs.d},
+                                        {"in_bitwidth", &ib.d},
+                                        {"out_scale", &os.d},
+                                        {"out_bitwidth", &ob.d}}});
   detail::validate_bitwidth_tensor(ob.d, op.name, "out_bitwidth");
   detail::check_limits<C, S, T>(op.name, "out_bitwidth", ob.d, op.is_signed, op.narrow, false);
-  const shape out = op.output_shape(x, scale, zeropt, in_bitwidth, out_scale, out_bitwidth);
   detail::write_codes<C>(op.name, out, xs.d, cd, false, [&](detail::nd<T>& qd) {
     detail::codes_access::run<detail::stage::code>(op, qd, xs, ss, zs, ib, os, ob);
   });
@@ -501,10 +579,15 @@ void dequantize(const trunc<S>& op, const Codes& codes, const Scale& scale, cons
                 const InBw& in_bitwidth, const OutScale& out_scale, const OutBw& out_bitwidth, Y&& y) {
   using T = std::remove_cv_t<detail::element_t<Y&&>>;
   const auto cd = detail::codes_in_nd(codes);
+  detail::tensor_in<T> ss(scale), zs(zeropt), ib(in_bitwidth), os(out_scale), ob(out_bitwidth);
+  const shape out = broadcast_shape({cd.get_shape(), ss.get_shape(), zs.get_shape(), os.get_shape(), ob.get_shape()},
+                                    {"codes", "scale", "zeropt", "out_scale", "out_bitwidth"}, op.name);
+  detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
+  detail::check_output(op.name, yd, out);
+  detail::check_dequantize_output(op.name, yd, cd);
   const std::vector<T> v = detail::codes_to_values<T>(op.name, cd, false);
   const auto xv = detail::scratch_view(v, cd.get_shape());
-  detail::tensor_in<T> xs(xv), ss(scale), zs(zeropt), ib(in_bitwidth), os(out_scale), ob(out_bitwidth);
-  detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
+  detail::tensor_in<T> xs(xv);
   detail::codes_access::run<detail::stage::dequant>(op, yd, xs, ss, zs, ib, os, ob);
 }
 
@@ -522,6 +605,9 @@ void quantize_codes(const trunc_v1<S>& op, const X& x, const Scale& scale, const
   auto cd = detail::codes_out_nd(std::forward<Codes>(codes));
   detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), ib(in_bitwidth), ob(out_bitwidth);
   const shape out = op.output_shape(x, scale, zeropt, in_bitwidth, out_bitwidth);
+  detail::check_codes_output<C, T, 5>(
+      op.name, cd, out,
+      {{{"x", &xs.d}, {"scale", &ss.d}, {"zeropt", &zs.d}, {"in_bitwidth", &ib.d}, {"out_bitwidth", &ob.d}}});
   detail::write_codes<C>(op.name, out, xs.d, cd, false, [&](detail::nd<T>& qd) {
     detail::codes_access::run<detail::stage::code>(op, qd, xs, ss, zs, ib, ob);
   });
@@ -534,10 +620,15 @@ void dequantize(const trunc_v1<S>& op, const Codes& codes, const Scale& scale, c
                 const InBw& in_bitwidth, const OutBw& out_bitwidth, Y&& y) {
   using T = std::remove_cv_t<detail::element_t<Y&&>>;
   const auto cd = detail::codes_in_nd(codes);
+  detail::tensor_in<T> ss(scale), zs(zeropt), ib(in_bitwidth), ob(out_bitwidth);
+  const shape out = broadcast_shape({cd.get_shape(), ss.get_shape(), zs.get_shape(), ib.get_shape(), ob.get_shape()},
+                                    {"codes", "scale", "zeropt", "in_bitwidth", "out_bitwidth"}, op.name);
+  detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
+  detail::check_output(op.name, yd, out);
+  detail::check_dequantize_output(op.name, yd, cd);
   const std::vector<T> v = detail::codes_to_values<T>(op.name, cd, false);
   const auto xv = detail::scratch_view(v, cd.get_shape());
-  detail::tensor_in<T> xs(xv), ss(scale), zs(zeropt), ib(in_bitwidth), ob(out_bitwidth);
-  detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
+  detail::tensor_in<T> xs(xv);
   detail::codes_access::run<detail::stage::dequant>(op, yd, xs, ss, zs, ib, ob);
 }
 
@@ -555,6 +646,7 @@ void quantize_codes(const bipolar_quant<S>& op, const X& x, const Scale& scale, 
   auto cd = detail::codes_out_nd(std::forward<Codes>(codes));
   detail::tensor_in<T> xs(x), ss(scale);
   const shape out = op.output_shape(x, scale);
+  detail::check_codes_output<C, T, 2>(op.name, cd, out, {{{"x", &xs.d}, {"scale", &ss.d}}});
   detail::write_codes<C>(op.name, out, xs.d, cd, std::is_unsigned_v<C>, [&](detail::nd<T>& qd) {
     detail::codes_access::run<detail::stage::code>(op, qd, xs, ss);
   });
@@ -566,10 +658,14 @@ void dequantize(const bipolar_quant<S>& op, const Codes& codes, const Scale& sca
   using T = std::remove_cv_t<detail::element_t<Y&&>>;
   using C = detail::code_value_t<const Codes&>;
   const auto cd = detail::codes_in_nd(codes);
+  detail::tensor_in<T> ss(scale);
+  const shape out = broadcast_shape({cd.get_shape(), ss.get_shape()}, {"codes", "scale"}, op.name);
+  detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
+  detail::check_output(op.name, yd, out);
+  detail::check_dequantize_output(op.name, yd, cd);
   const std::vector<T> v = detail::codes_to_values<T>(op.name, cd, std::is_unsigned_v<C>);
   const auto xv = detail::scratch_view(v, cd.get_shape());
-  detail::tensor_in<T> xs(xv), ss(scale);
-  detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
+  detail::tensor_in<T> xs(xv);
   detail::codes_access::run<detail::stage::dequant>(op, yd, xs, ss);
 }
 
@@ -579,7 +675,8 @@ void dequantize(const bipolar_quant<S>& op, const Codes& codes, const Scale& sca
  * FloatQuant to minifloat codes: the bit pattern (encode_minifloat) of q,
  * the value of lowbit::minifloat_quant before `Y = q * scale`. An 8-bit
  * format fits uint8 codes (the OCP layout for the presets), up to 16 bits
- * uint16. Arguments as for minifloat_quant, with `codes` in place of y.
+ * uint16 (E8M0, 9 bits with its sign, needs uint16). Arguments as for
+ * minifloat_quant, with `codes` in place of y.
  * @throws lowbit::error as minifloat_quant does; if a code does not fit the
  *         code type or some value of the format is not a float32; if some q
  *         has no code (NaN in a format without NaN, e.g. the MX formats, or
@@ -598,7 +695,7 @@ void quantize_codes(const minifloat_quant<S>& mq, const X& x, const Scale& scale
   const float_quant<S> op = mq.op();
   detail::tensor_in<T> xs(x), ss(scale), es(f.exponent_bits), ms(f.mantissa_bits), bs(f.bias), vs(f.max_value);
   const shape out = mq.output_shape(x, scale);
-  detail::check_output(name, cd, out);
+  detail::check_codes_output<C, T, 2>(name, cd, out, {{{"x", &xs.d}, {"scale", &ss.d}}});
   std::vector<T> q(out.count());
   detail::nd<T> qd;
   detail::set_row_major(qd, out.rank(), out.begin());
@@ -616,9 +713,12 @@ void quantize_codes(const minifloat_quant<S>& mq, const X& x, const Scale& scale
   detail::for_each_offset(cd, [&](std::size_t i, std::ptrdiff_t off) { cd.data[off] = c[i]; });
 }
 
-/// Minifloat codes back: `y = decode_minifloat(codes) * scale`.
-/// @throws lowbit::error for a code with bits above the format's, and as
-///         minifloat_quant does. Nothing is written then.
+/// Minifloat codes back: `y = decode_minifloat(codes) * scale`. Codes of a
+/// signed code type work too (the format then has at most 7, 15 or 31 bits).
+/// @throws lowbit::error for a code that is not a pattern of the format's
+///         1 + E + m bits (above it, or negative), for codes whose shape does
+///         not broadcast against scale, and as minifloat_quant does.
+///         Nothing is written then.
 template <semantics S, tensor_arg Codes, tensor_arg Scale, tensor_arg Y>
 void dequantize(const minifloat_quant<S>& mq, const Codes& codes, const Scale& scale, Y&& y) {
   using T = std::remove_cv_t<detail::element_t<Y&&>>;
@@ -628,20 +728,27 @@ void dequantize(const minifloat_quant<S>& mq, const Codes& codes, const Scale& s
   const minifloat_format& f = mq.format;
   detail::check_minifloat_layout(name, f, std::numeric_limits<C>::digits);
   const auto cd = detail::codes_in_nd(codes);
+  detail::tensor_in<T> ss(scale);
+  const shape out = broadcast_shape({cd.get_shape(), ss.get_shape()}, {"codes", "scale"}, name);
+  detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
+  detail::check_output(name, yd, out);
+  detail::check_dequantize_output(name, yd, cd);
   std::vector<T> v(cd.get_shape().count());
   const int nbits = detail::minifloat_bits(f);
+  // A code is a bit pattern 0 .. 2^nbits - 1 (nbits <= C's digits: a
+  // signed C's negative values are never patterns).
+  const long long limit = 1LL << nbits;
   detail::for_each_offset(cd, [&](std::size_t i, std::ptrdiff_t off) {
     const C c = cd.data[off];
-    if (static_cast<std::uint32_t>(c) >> nbits)
+    if (static_cast<long long>(c) < 0 || static_cast<long long>(c) >= limit)
       throw error(std::string(name) + ": " + detail::element_name("codes", cd, i) + " = " +
-                  std::to_string(static_cast<unsigned long long>(c)) + " is invalid; expected a " +
-                  std::to_string(nbits) + "-bit pattern");
+                  std::to_string(static_cast<long long>(c)) + " is invalid; expected a " + std::to_string(nbits) +
+                  "-bit pattern (0 to " + std::to_string(limit - 1) + ")");
     v[i] = decode_minifloat(f, static_cast<std::uint32_t>(c));
   });
   const auto xv = detail::scratch_view(v, cd.get_shape());
   const float_quant<S> op = mq.op();
-  detail::tensor_in<T> xs(xv), ss(scale), es(f.exponent_bits), ms(f.mantissa_bits), bs(f.bias), vs(f.max_value);
-  detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
+  detail::tensor_in<T> xs(xv), es(f.exponent_bits), ms(f.mantissa_bits), bs(f.bias), vs(f.max_value);
   detail::codes_access::run<detail::stage::dequant>(op, yd, xs, ss, es, ms, bs, vs);
 }
 

@@ -398,10 +398,14 @@ struct float_quant {
   template <tensor_arg X, tensor_arg Scale, tensor_arg E, tensor_arg Mb, tensor_arg Bias, tensor_arg MaxV>
   shape output_shape(const X& x, const Scale& scale, const E& exponent_bitwidth,
                      const Mb& mantissa_bitwidth, const Bias& exponent_bias, const MaxV& max_val) const {
-    using T = value_type<X>;
-    detail::tensor_in<T> xs(x), ss(scale), es(exponent_bitwidth), ms(mantissa_bitwidth),
-        bs(exponent_bias), vs(max_val);
-    return plan_shape(xs, ss, es, ms, bs, vs);
+    if constexpr (!detail::io_types_ok<X, void, float>()) {
+      return shape{};
+    } else {
+      using T = value_type<X>;
+      detail::tensor_in<T> xs(x), ss(scale), es(exponent_bitwidth), ms(mantissa_bitwidth),
+          bs(exponent_bias), vs(max_val);
+      return plan_shape(xs, ss, es, ms, bs, vs);
+    }
   }
 
   /// Quantizes x into y. See the class documentation.
@@ -409,11 +413,15 @@ struct float_quant {
             tensor_arg Y>
   void operator()(const X& x, const Scale& scale, const E& exponent_bitwidth, const Mb& mantissa_bitwidth,
                   const Bias& exponent_bias, const MaxV& max_val, Y&& y) const {
-    using T = value_type<X>;
-    detail::tensor_in<T> xs(x), ss(scale), es(exponent_bitwidth), ms(mantissa_bitwidth),
-        bs(exponent_bias), vs(max_val);
-    detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
-    run(xs, ss, es, ms, bs, vs, yd);
+    if constexpr (!detail::io_types_ok<X, Y, float>()) {
+      return;
+    } else {
+      using T = value_type<X>;
+      detail::tensor_in<T> xs(x), ss(scale), es(exponent_bitwidth), ms(mantissa_bitwidth),
+          bs(exponent_bias), vs(max_val);
+      detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
+      run(xs, ss, es, ms, bs, vs, yd);
+    }
   }
 
  private:
@@ -440,7 +448,7 @@ struct float_quant {
 
   template <class T, class Ok>
   static void check_each(const detail::tensor_in<T>& t, const char* what, const char* expected, Ok&& ok) {
-    detail::visit_elements(t.d, [&](T v, std::size_t i) {
+    detail::check_elements(t.d, [&](T v, std::size_t i) {
       if (!ok(v))
         throw error(prefix() + detail::element_name(what, t.d, i) + " = " + detail::format_value(v) +
                     " is invalid; expected " + expected);
@@ -454,8 +462,17 @@ struct float_quant {
            const detail::tensor_in<T>& ms, const detail::tensor_in<T>& bs, const detail::tensor_in<T>& vs,
            detail::nd<T>& yd) const {
     static_assert(std::is_same_v<T, float>, "lowbit::float_quant works on float tensors");
-    // ---- validate everything before writing anything ----
+    // ---- validate everything before writing anything: shapes and memory
+    // first, then values (a value check reads each distinct element once) ----
     detail::check_rounding_mode(rounding, name);
+    const shape out = plan_shape(xs, ss, es, ms, bs, vs);
+    detail::check_output(name, yd, out);
+    detail::check_output_memory<T, 5>(name, yd, xs.d,
+                                      {{{"scale", &ss.d},
+                                        {"exponent_bitwidth", &es.d},
+                                        {"mantissa_bitwidth", &ms.d},
+                                        {"exponent_bias", &bs.d},
+                                        {"max_val", &vs.d}}});
     if (!saturation && !has_inf && !has_nan)
       throw error(prefix() +
                   "saturation = 0 needs has_inf = 1 or has_nan = 1 (an overflow must become inf or "
@@ -477,15 +494,26 @@ struct float_quant {
       check_each(bs, "exponent_bias", "an integer from -2^30 to 2^30",
                  [&](float v) { return is_int(v) && std::fabs(v) <= 1073741824.0f; });
     }
-    const shape out = plan_shape(xs, ss, es, ms, bs, vs);
-    detail::check_output(name, yd, out);
 
     // ---- per-format constants over the broadcast shape of the format parameters ----
     const shape fs = broadcast_shape({es.get_shape(), ms.get_shape(), bs.get_shape(), vs.get_shape()},
                                      {"exponent_bitwidth", "mantissa_bitwidth", "exponent_bias", "max_val"},
                                      name);
-    const std::size_t nf = fs.count();
     const std::size_t R = fs.rank();
+    // The distinct formats: a dimension along which no format parameter
+    // moves (extent 1, or a stride-0 view) is computed at index 0 only, and
+    // the derived arrays have stride 0 there.
+    std::array<std::size_t, max_rank> fc{};
+    for (std::size_t d = 0; d < R; ++d) {
+      bool moving = false;
+      for (const detail::nd_geom* g : {&es.d, &ms.d, &bs.d, &vs.d}) {
+        const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(d) - static_cast<std::ptrdiff_t>(R - g->rank);
+        if (j >= 0 && g->ext[static_cast<std::size_t>(j)] > 1 && g->str[static_cast<std::size_t>(j)] != 0)
+          moving = true;
+      }
+      fc[d] = moving || fs[d] == 0 ? fs[d] : 1;
+    }
+    const std::size_t nf = shape(detail::unchecked_t{}, fc.data(), R).count();
     detail::derived_storage<T, 3> store(std::max<std::size_t>(nf, 1));
     T* mant_p = store.arr[0];
     T* emin_p = store.arr[1];
@@ -571,14 +599,21 @@ struct float_quant {
         mant_p[flat] = m;
         emin_p[flat] = static_cast<float>(std::clamp(emin_l, -1000.0L, exact ? 300.0L : 1000.0L));
         for (std::size_t r = R; r-- > 0;) {
-          if (++idx[r] < fs[r]) break;
+          if (++idx[r] < fc[r]) break;
           idx[r] = 0;
         }
       }
       if (nf == 1) memo = {key, mant_p[0], emin_p[0], max_p[0], true};
     }
+    if (out.count() == 0) return;  // the formats were still checked
     detail::nd<const T> mant_d, emin_d, max_d;
-    for (detail::nd_geom* g : {&mant_d, &emin_d, &max_d}) detail::set_row_major(*g, R, fs.begin());
+    for (detail::nd_geom* g : {&mant_d, &emin_d, &max_d}) {
+      detail::set_row_major(*g, R, fc.data());
+      for (std::size_t d = 0; d < R; ++d) {
+        g->ext[d] = fs[d];
+        if (fc[d] != fs[d]) g->str[d] = 0;
+      }
+    }
     mant_d.data = mant_p;
     emin_d.data = emin_p;
     max_d.data = max_p;

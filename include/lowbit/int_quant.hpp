@@ -248,19 +248,30 @@ struct int_quant {
   template <tensor_arg X, tensor_arg Scale, tensor_arg Zeropt, tensor_arg Bitwidth>
   shape output_shape(const X& x, const Scale& scale, const Zeropt& zeropt,
                      const Bitwidth& bitwidth) const {
-    using T = value_type<X>;
-    detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), bs(bitwidth);
-    return plan_shape(xs, ss, zs, bs, all_bipolar(bs));
+    if constexpr (!detail::io_types_ok<X, void, float, double>()) {
+      return shape{};
+    } else {
+      using T = value_type<X>;
+      detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), bs(bitwidth);
+      const bool bipolar = bipolar_bits(bs);
+      const shape out = plan_shape(xs, ss, zs, bs, bipolar);
+      if (!bipolar) validate_bitwidth(bs);
+      return out;
+    }
   }
 
   /// Quantizes x into y. See the class documentation.
   template <tensor_arg X, tensor_arg Scale, tensor_arg Zeropt, tensor_arg Bitwidth, tensor_arg Y>
   void operator()(const X& x, const Scale& scale, const Zeropt& zeropt, const Bitwidth& bitwidth,
                   Y&& y) const {
-    using T = value_type<X>;
-    detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), bs(bitwidth);
-    detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
-    run(xs, ss, zs, bs, yd);
+    if constexpr (!detail::io_types_ok<X, Y, float, double>()) {
+      return;
+    } else {
+      using T = value_type<X>;
+      detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), bs(bitwidth);
+      detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
+      run(xs, ss, zs, bs, yd);
+    }
   }
 
  private:
@@ -271,7 +282,7 @@ struct int_quant {
 
   template <class T>
   void validate_bitwidth(const detail::tensor_in<T>& bs) const {
-    detail::visit_elements(bs.d, [&](T b, std::size_t i) {
+    detail::check_elements(bs.d, [&](T b, std::size_t i) {
       if (!(b >= T(1) && b <= T(detail::max_bitwidth<T>) && b == std::trunc(b)))
         throw error(std::string(name) + ": " + detail::element_name("bitwidth", bs.d, i) + " = " +
                     detail::format_value(b) + " is invalid; expected an integer from 1 to " +
@@ -280,12 +291,25 @@ struct int_quant {
     });
   }
 
+  /// QONNX's bipolar case: signed, and every bit width 1. A bit-width
+  /// tensor with no elements is not (QONNX's `bitwidth == 1` test is false
+  /// for it), so it then takes part in broadcasting, and fails there
+  /// against a non-empty x. Reads each distinct element once; validates
+  /// nothing.
+  template <class T>
+  bool bipolar_bits(const detail::tensor_in<T>& bs) const {
+    if (!is_signed || bs.get_shape().count() == 0) return false;
+    bool all = true;
+    detail::check_elements(bs.d, [&](T b, std::size_t) { return all = b == T(1); });
+    return all;
+  }
+
+  /// The bipolar flag, with the bit widths validated.
   template <class T>
   bool all_bipolar(const detail::tensor_in<T>& bs) const {
-    validate_bitwidth(bs);
-    bool all = is_signed;
-    detail::visit_elements(bs.d, [&](T b, std::size_t) { return all = all && b == T(1); });
-    return all;
+    const bool bipolar = bipolar_bits(bs);
+    if (!bipolar) validate_bitwidth(bs);
+    return bipolar;
   }
 
   template <class T>
@@ -306,12 +330,16 @@ struct int_quant {
            detail::nd<T>& yd) const {
     static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
                   "lowbit::int_quant works on float and double tensors");
-    // Validate everything before writing anything.
+    // Validate everything before writing anything: shapes and memory
+    // first, then values (a value check reads each distinct element once).
     detail::check_rounding_mode(rounding, name);
-    const bool bipolar = all_bipolar(bs);  // validates the bit widths
-    if constexpr (S == semantics::exact) detail::check_scale_positive(name, "scale", ss.d);
+    const bool bipolar = bipolar_bits(bs);
     const shape out = plan_shape(xs, ss, zs, bs, bipolar);
     detail::check_output(name, yd, out);
+    detail::check_output_memory<T, 3>(name, yd, xs.d, {{{"scale", &ss.d}, {"zeropt", &zs.d}, {"bitwidth", &bs.d}}});
+    if (!bipolar) validate_bitwidth(bs);
+    if constexpr (S == semantics::exact) detail::check_scale_positive(name, "scale", ss.d);
+    if (out.count() == 0) return;
 
     // Limits per bit-width element, laid out row-major in bitwidth's shape.
     const std::size_t nb = bipolar ? 1 : bs.get_shape().count();

@@ -344,7 +344,7 @@ void visit_broadcast_pair(const nd<const T>& a, const nd<const T>& b, const shap
 /// 1..max_bitwidth<T> (both semantics).
 template <class T>
 void validate_bitwidth_tensor(const nd<const T>& d, const char* op, const char* role) {
-  visit_elements(d, [&](T b, std::size_t i) {
+  check_elements(d, [&](T b, std::size_t i) {
     if (!(b >= T(1) && b <= T(max_bitwidth<T>) && b == std::trunc(b)))
       throw error(std::string(op) + ": " + element_name(role, d, i) + " = " + format_value(b) +
                   " is invalid; expected an integer from 1 to " + std::to_string(max_bitwidth<T>));
@@ -418,10 +418,14 @@ struct trunc {
             tensor_arg OutBw>
   shape output_shape(const X& x, const Scale& scale, const Zeropt& zeropt, const InBw& in_bitwidth,
                      const OutScale& out_scale, const OutBw& out_bitwidth) const {
-    using T = value_type<X>;
-    detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), ib(in_bitwidth), os(out_scale), ob(out_bitwidth);
-    (void)ib;
-    return plan_shape(xs, ss, zs, os, ob);
+    if constexpr (!detail::io_types_ok<X, void, float, double>()) {
+      return shape{};
+    } else {
+      using T = value_type<X>;
+      detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), ib(in_bitwidth), os(out_scale), ob(out_bitwidth);
+      (void)ib;
+      return plan_shape(xs, ss, zs, os, ob);
+    }
   }
 
   /// Truncates x into y. See the class documentation.
@@ -429,10 +433,14 @@ struct trunc {
             tensor_arg OutBw, tensor_arg Y>
   void operator()(const X& x, const Scale& scale, const Zeropt& zeropt, const InBw& in_bitwidth,
                   const OutScale& out_scale, const OutBw& out_bitwidth, Y&& y) const {
-    using T = value_type<X>;
-    detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), ib(in_bitwidth), os(out_scale), ob(out_bitwidth);
-    detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
-    run(xs, ss, zs, ib, os, ob, yd);
+    if constexpr (!detail::io_types_ok<X, Y, float, double>()) {
+      return;
+    } else {
+      using T = value_type<X>;
+      detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), ib(in_bitwidth), os(out_scale), ob(out_bitwidth);
+      detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
+      run(xs, ss, zs, ib, os, ob, yd);
+    }
   }
 
  private:
@@ -458,17 +466,25 @@ struct trunc {
            detail::nd<T>& yd) const {
     static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
                   "lowbit::trunc works on float and double tensors");
-    // Validate everything before writing anything.
+    // Validate everything before writing anything: shapes and memory
+    // first, then values (a value check reads each distinct element once).
     detail::check_rounding_mode(rounding, name);
+    const shape out = plan_shape(xs, ss, zs, os, ob);
+    const shape ts = broadcast_shape({ss.get_shape(), os.get_shape()}, {"scale", "out_scale"}, name);
+    detail::check_output(name, yd, out);
+    detail::check_output_memory<T, 5>(name, yd, xs.d,
+                                      {{{"scale", &ss.d},
+                                        {"zeropt", &zs.d},
+                                        {"in_bitwidth", &ib.d},
+                                        {"out_scale", &os.d},
+                                        {"out_bitwidth", &ob.d}}});
     detail::validate_bitwidth_tensor(ib.d, name, "in_bitwidth");
     detail::validate_bitwidth_tensor(ob.d, name, "out_bitwidth");
     if constexpr (S == semantics::exact) {
       detail::check_scale_positive(name, "scale", ss.d);
       detail::check_scale_positive(name, "out_scale", os.d);
     }
-    const shape out = plan_shape(xs, ss, zs, os, ob);
-    const shape ts = broadcast_shape({ss.get_shape(), os.get_shape()}, {"scale", "out_scale"}, name);
-    detail::check_output(name, yd, out);
+    if (out.count() == 0) return;
 
     // t per element of broadcast(scale, out_scale); limits per out_bitwidth element.
     const std::size_t nt = ts.count();
@@ -583,9 +599,13 @@ struct trunc_v1 {
   template <tensor_arg X, tensor_arg Scale, tensor_arg Zeropt, tensor_arg InBw, tensor_arg OutBw>
   shape output_shape(const X& x, const Scale& scale, const Zeropt& zeropt, const InBw& in_bitwidth,
                      const OutBw& out_bitwidth) const {
-    using T = value_type<X>;
-    detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), ib(in_bitwidth), ob(out_bitwidth);
-    return plan_shape(xs, ss, zs, ib, ob);
+    if constexpr (!detail::io_types_ok<X, void, float, double>()) {
+      return shape{};
+    } else {
+      using T = value_type<X>;
+      detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), ib(in_bitwidth), ob(out_bitwidth);
+      return plan_shape(xs, ss, zs, ib, ob);
+    }
   }
 
   /// Truncates x into y. See the class documentation.
@@ -593,10 +613,14 @@ struct trunc_v1 {
             tensor_arg Y>
   void operator()(const X& x, const Scale& scale, const Zeropt& zeropt, const InBw& in_bitwidth,
                   const OutBw& out_bitwidth, Y&& y) const {
-    using T = value_type<X>;
-    detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), ib(in_bitwidth), ob(out_bitwidth);
-    detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
-    run(xs, ss, zs, ib, ob, yd);
+    if constexpr (!detail::io_types_ok<X, Y, float, double>()) {
+      return;
+    } else {
+      using T = value_type<X>;
+      detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), ib(in_bitwidth), ob(out_bitwidth);
+      detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
+      run(xs, ss, zs, ib, ob, yd);
+    }
   }
 
  private:
@@ -621,13 +645,17 @@ struct trunc_v1 {
            const detail::tensor_in<T>& ob, detail::nd<T>& yd) const {
     static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
                   "lowbit::trunc_v1 works on float and double tensors");
+    // Shapes and memory first, then values.
     detail::check_rounding_mode(rounding, name);
-    detail::validate_bitwidth_tensor(ib.d, name, "in_bitwidth");
-    detail::validate_bitwidth_tensor(ob.d, name, "out_bitwidth");
-    if constexpr (S == semantics::exact) detail::check_scale_positive(name, "scale", ss.d);
     const shape out = plan_shape(xs, ss, zs, ib, ob);
     const shape ts = broadcast_shape({ib.get_shape(), ob.get_shape()}, {"in_bitwidth", "out_bitwidth"}, name);
     detail::check_output(name, yd, out);
+    detail::check_output_memory<T, 4>(
+        name, yd, xs.d, {{{"scale", &ss.d}, {"zeropt", &zs.d}, {"in_bitwidth", &ib.d}, {"out_bitwidth", &ob.d}}});
+    detail::validate_bitwidth_tensor(ib.d, name, "in_bitwidth");
+    detail::validate_bitwidth_tensor(ob.d, name, "out_bitwidth");
+    if constexpr (S == semantics::exact) detail::check_scale_positive(name, "scale", ss.d);
+    if (out.count() == 0) return;
 
     // 2^(in - out) per element of broadcast(in_bitwidth, out_bitwidth): exact.
     detail::derived_storage<T, 1> tst(ts.count());

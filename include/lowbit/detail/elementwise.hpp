@@ -29,6 +29,7 @@
 #include "../config.hpp"
 #include "../error.hpp"
 #include "../view.hpp"
+#include "overlap.hpp"
 #include "simd.hpp"
 #include "thread_pool.hpp"
 
@@ -77,6 +78,45 @@ nd<T> output_nd(V&& v) {
   nd<T> d;
   d.data = fill_nd(v, d);
   return d;
+}
+
+/**
+ * The compile-time checks of an operator's x (and y, unless Y is void):
+ * each failure is one lowbit static_assert, and the result is false then,
+ * so that the operator compiles its body only when every check passes
+ * (`if constexpr`): one diagnostic instead of a cascade from deep inside
+ * the engine. `Ts...` are the element types the operator accepts.
+ */
+template <class X, class Y, class... Ts>
+constexpr bool io_types_ok() {
+  constexpr bool x_view = !std::is_arithmetic_v<std::remove_cvref_t<X>>;
+  static_assert(x_view,
+                "lowbit: x must be a tensor (std::span, std::vector, std::array, lowbit::strided_view or an "
+                "mdspan), not a scalar; only the parameters may be scalars");
+  if constexpr (!x_view) {
+    return false;
+  } else {
+    using T = std::remove_cv_t<element_t<const X&>>;
+    constexpr bool t_ok = (std::is_same_v<T, Ts> || ...);
+    static_assert(t_ok || sizeof...(Ts) != 1,
+                  "lowbit: this operator works on float tensors only (x's element type must be float)");
+    static_assert(t_ok || sizeof...(Ts) == 1,
+                  "lowbit: this operator works on float and double tensors (x's element type must be one of them)");
+    if constexpr (!t_ok || std::is_void_v<Y>) {
+      return t_ok;
+    } else {
+      constexpr bool y_view = !std::is_arithmetic_v<std::remove_cvref_t<Y>>;
+      static_assert(y_view, "lowbit: the output must be a view, not a scalar");
+      if constexpr (!y_view) {
+        return false;
+      } else {
+        using E = element_t<Y&&>;
+        static_assert(!std::is_const_v<E>, "lowbit: the output view must have a non-const element type");
+        static_assert(std::is_same_v<std::remove_cv_t<E>, T>, "lowbit: the output must have the same element type as x");
+        return !std::is_const_v<E> && std::is_same_v<std::remove_cv_t<E>, T>;
+      }
+    }
+  }
 }
 
 /// Sets `g` to a dense row-major geometry of extents `ext[0, rank)`, written
@@ -153,10 +193,51 @@ void visit_elements(const nd<const T>& t, F&& f) {
   }
 }
 
+/**
+ * Calls `f(value, flat_index)` for every distinct element of `t`, in
+ * row-major order, for validation: a dimension of stride 0 (a broadcast
+ * view) is visited at index 0 only, so a view of 2^40 copies of one value
+ * costs one visit. `flat_index` is the element's row-major index in t's
+ * shape (for messages). Stops early when f returns false.
+ */
+template <class T, class F>
+void check_elements(const nd<const T>& t, F&& f) {
+  std::array<std::size_t, max_rank> moving{};  // the dimensions visited
+  std::size_t n = 0;
+  for (std::size_t r = 0; r < t.rank; ++r) {
+    if (t.ext[r] == 0) return;
+    if (t.ext[r] > 1 && t.str[r] != 0) moving[n++] = r;
+  }
+  // The row-major weight of each dimension in t's shape (fits: the count does).
+  std::array<std::size_t, max_rank> weight{};
+  std::size_t w = 1;
+  for (std::size_t r = t.rank; r-- > 0;) {
+    weight[r] = w;
+    w *= t.ext[r];
+  }
+  std::array<std::size_t, max_rank> idx{};
+  std::ptrdiff_t off = 0;
+  std::size_t flat = 0;
+  for (;;) {
+    if (!f(t.data[off], flat)) return;
+    std::size_t j = n;
+    for (; j-- > 0;) {
+      const std::size_t r = moving[j];
+      off += t.str[r];
+      flat += weight[r];
+      if (++idx[j] < t.ext[r]) break;
+      off -= static_cast<std::ptrdiff_t>(t.ext[r]) * t.str[r];
+      flat -= t.ext[r] * weight[r];
+      idx[j] = 0;
+    }
+    if (j == std::size_t(-1)) return;
+  }
+}
+
 /// Exact semantics: every element of a scale tensor must be finite and > 0.
 template <class T>
 void check_scale_positive(const char* op, const char* name, const nd<const T>& s) {
-  visit_elements(s, [&](T v, std::size_t i) {
+  check_elements(s, [&](T v, std::size_t i) {
     if (!(v > T(0) && v <= std::numeric_limits<T>::max()))
       throw error(std::string(op) + " (exact semantics): " + element_name(name, s, i) + " = " +
                   format_value(v) + " is invalid; expected a finite value > 0");
@@ -164,20 +245,44 @@ void check_scale_positive(const char* op, const char* name, const nd<const T>& s
   });
 }
 
-/// Checks that `y` has exactly the broadcast shape and never writes one
-/// element twice (a zero stride along an extent above 1).
+/// Checks that the output `y` (named `what` in messages: "y", "codes") has
+/// exactly the broadcast shape and never writes one element twice (a zero
+/// stride along an extent above 1, or strides that map two indices to the
+/// same element).
 template <class T>
-void check_output(const char* op, const nd<T>& y, const shape& expected) {
+void check_output(const char* op, const nd<T>& y, const shape& expected, const char* what = "y") {
   const shape got = y.get_shape();
-  if (!(got == expected))
-    throw error(std::string(op) + ": y has shape " + got.to_string() +
+  if (!(got == expected)) [[unlikely]]
+    throw error(std::string(op) + ": " + what + " has shape " + got.to_string() +
                 "; expected the broadcast shape " + expected.to_string());
-  if (got.count() == 0) return;  // writes nothing (its strides may be 0)
-  for (std::size_t r = 0; r < y.rank; ++r)
-    if (y.str[r] == 0 && y.ext[r] > 1)
-      throw error(std::string(op) + ": y has stride 0 in dimension " + std::to_string(r) +
-                  " (extent " + std::to_string(y.ext[r]) +
-                  "); expected an output that does not overlap itself");
+  check_self_overlap(op, what, y);
+}
+
+/**
+ * Checks, before anything is written, that the output `y` shares no memory
+ * with a parameter, and shares memory with `x` only when it is x itself
+ * (in place: the same element at every index; see same_elements).
+ * `params` are the parameters' descriptors, named as in messages.
+ */
+template <class T, std::size_t N>
+void check_output_memory(const char* op, const nd<T>& y, const nd<const T>& x,
+                         const std::array<std::pair<const char*, const nd<const T>*>, N>& params,
+                         const char* what = "y") {
+  const mem_tensor ym = mem_of(what, y);
+  if (mem_empty(ym)) return;
+  // The usual case decided by byte intervals alone, y's computed once.
+  std::uintptr_t ylo, yhi, lo, hi;
+  mem_interval(ym, ylo, yhi);
+  auto apart = [&](const mem_tensor& t) {
+    mem_interval(t, lo, hi);
+    return hi <= ylo || yhi <= lo || mem_empty(t);
+  };
+  const mem_tensor xm = mem_of("x", x);
+  if (!apart(xm)) check_in_place_or_disjoint(op, ym, xm);
+  for (const auto& [name, d] : params) {
+    const mem_tensor pm = mem_of(name, *d);
+    if (!apart(pm)) check_disjoint(op, ym, pm);
+  }
 }
 
 // ---- the engine ---------------------------------------------------------------
