@@ -11,7 +11,14 @@
  * small extents (0 and 1 often), strided views (positive, negative and zero
  * strides), broadcast parameter shapes (per tensor, per channel, or random,
  * which mostly do not broadcast), float values (every bit pattern), bit
- * widths, minifloat formats and the thread settings.
+ * widths, minifloat formats and the thread settings; and hostile outputs
+ * (issue 17): y with strides from -3 to 3 (often two indices on one
+ * element), y in the buffer of x or of a tensor parameter (exactly in
+ * place, shifted, partially overlapping, interleaved but disjoint), the
+ * codes of quantize_codes over x or a parameter, dequantize's y over the
+ * codes or a parameter, codes of every code type in and out of a
+ * packing's range, and pack/unpack with the codes and the bytes in one
+ * buffer.
  *
  * Invariants checked (a violation calls std::abort(), which libFuzzer
  * reports as a crash):
@@ -23,7 +30,14 @@
  *   sentinel);
  * - on success, the same call with use_simd = false and one thread succeeds
  *   and writes the same bits (also when the first call used two threads);
- * - pack then unpack gives the codes back.
+ * - an output with two indices on one element, or sharing a byte with an
+ *   input and not exactly x, is rejected with the whole buffer untouched;
+ *   one disjoint from its inputs in the same buffer, or exactly x (in
+ *   place), gives the same result as into a buffer of its own (decided by
+ *   a brute-force oracle here, independent of the library's own test);
+ * - pack rejects every code outside the packing's range, and accepts the
+ *   others; unpack then gives the codes back (in their type, or rejected
+ *   if it cannot hold the packing, and in int32).
  * AddressSanitizer and UndefinedBehaviorSanitizer catch the rest.
  */
 #include <lowbit/lowbit.hpp>
@@ -51,6 +65,55 @@ using lowbit::semantics;
   std::fprintf(stderr, "lowbit-fuzz: invariant violated: %s\n", what);
   std::abort();
 }
+
+/// LOWBIT_FUZZ_ONLY (unset in CI) restricts the fuzzer to one class of
+/// hostile input, to measure how fast each is found (docs/fuzzing.md):
+/// `pack` (pack/unpack, each in a buffer of its own: codes out of range),
+/// `overlap` (the operators with y placed over x or a parameter; no y that
+/// maps two indices to one element) and `self` (the operators, every y in a
+/// buffer of its own). LOWBIT_FUZZ_OP=k keeps operator k only (0 to 7, as
+/// decoded in LLVMFuzzerTestOneInput). Both only skip the inputs (or the
+/// parts of an input) outside the class, and never decode an input another
+/// way: an input that fails with them set fails without them.
+enum class only_t { all, pack, overlap, self };
+
+only_t only() {
+  static const only_t v = [] {
+    const char* e = std::getenv("LOWBIT_FUZZ_ONLY");
+    const std::string s = e ? e : "";
+    if (s.empty()) return only_t::all;
+    if (s == "pack") return only_t::pack;
+    if (s == "overlap") return only_t::overlap;
+    if (s == "self") return only_t::self;
+    std::fprintf(stderr, "lowbit-fuzz: LOWBIT_FUZZ_ONLY=%s; expected pack, overlap or self\n", s.c_str());
+    std::exit(2);
+  }();
+  return v;
+}
+
+/// LOWBIT_FUZZ_OP, or -1 when unset.
+int only_op() {
+  static const int v = [] {
+    const char* e = std::getenv("LOWBIT_FUZZ_OP");
+    return e && *e ? std::atoi(e) : -1;
+  }();
+  return v;
+}
+
+/// How the hostile inputs fared, printed at exit when LOWBIT_FUZZ_STATS is
+/// set (to see that both sides of each rule are reached).
+struct stats_t {
+  std::size_t self = 0, shared = 0, in_place = 0, disjoint = 0, both_rejected = 0, out_of_range = 0, round_trips = 0;
+  ~stats_t() {
+    if (std::getenv("LOWBIT_FUZZ_STATS"))
+      std::fprintf(stderr,
+                   "lowbit-fuzz stats: rejected: %zu outputs with two indices on one element, %zu sharing memory "
+                   "with an input, %zu packs of a code out of range; accepted: %zu exactly in place, %zu disjoint "
+                   "in a shared buffer (%zu more rejected there and in a buffer of their own); %zu pack/unpack "
+                   "round trips\n",
+                   self, shared, out_of_range, in_place, disjoint, both_rejected, round_trips);
+  }
+} stats;
 
 /// The same bits, except that NaN equals NaN: a NaN's sign and payload are
 /// unspecified (docs/semantics.md), so SIMD and scalar code may differ there.
@@ -97,6 +160,36 @@ T pick_bitwidth(FuzzedDataProvider& in) {
   return pick_value<T>(in);
 }
 
+/// Offsets, in elements from element [0, ..., 0], of every index of a tensor
+/// of shape `shp` and strides `str`, row-major.
+std::vector<std::ptrdiff_t> index_offsets(const lowbit::shape& shp, const std::vector<std::ptrdiff_t>& str) {
+  std::vector<std::ptrdiff_t> o;
+  const std::size_t n = shp.count();
+  o.reserve(n);
+  std::array<std::size_t, lowbit::max_rank> idx{};
+  for (std::size_t f = 0; f < n; ++f) {
+    std::ptrdiff_t off = 0;
+    for (std::size_t r = 0; r < shp.rank(); ++r) off += static_cast<std::ptrdiff_t>(idx[r]) * str[r];
+    o.push_back(off);
+    for (std::size_t r = shp.rank(); r-- > 0;) {
+      if (++idx[r] < shp[r]) break;
+      idx[r] = 0;
+    }
+  }
+  return o;
+}
+
+/// Row-major strides of shape s.
+std::vector<std::ptrdiff_t> row_major(const lowbit::shape& s) {
+  std::vector<std::ptrdiff_t> st(s.rank());
+  std::ptrdiff_t step = 1;
+  for (std::size_t r = s.rank(); r-- > 0;) {
+    st[r] = step;
+    step *= static_cast<std::ptrdiff_t>(std::max<std::size_t>(s[r], 1));
+  }
+  return st;
+}
+
 /// A tensor in a buffer with guard zones: shape, strides and the offset of
 /// element [0, ..., 0] in `mem`.
 template <class T>
@@ -105,7 +198,6 @@ struct tensor {
   std::vector<std::ptrdiff_t> str;
   std::vector<T> mem;
   std::ptrdiff_t origin = 0;
-  bool distinct = true;  // no two elements share a memory location
 
   lowbit::strided_view<T> view() { return lowbit::strided_view<T>(mem.data() + origin, shp, str); }
   lowbit::strided_view<const T> cview() const {
@@ -113,21 +205,245 @@ struct tensor {
   }
   /// Offsets (from mem.data()) of every element, row-major.
   std::vector<std::ptrdiff_t> offsets() const {
-    std::vector<std::ptrdiff_t> o;
-    const std::size_t n = shp.count();
-    std::array<std::size_t, lowbit::max_rank> idx{};
-    for (std::size_t f = 0; f < n; ++f) {
-      std::ptrdiff_t off = origin;
-      for (std::size_t r = 0; r < shp.rank(); ++r) off += static_cast<std::ptrdiff_t>(idx[r]) * str[r];
-      o.push_back(off);
-      for (std::size_t r = shp.rank(); r-- > 0;) {
-        if (++idx[r] < shp[r]) break;
-        idx[r] = 0;
-      }
-    }
+    std::vector<std::ptrdiff_t> o = index_offsets(shp, str);
+    for (std::ptrdiff_t& v : o) v += origin;
     return o;
   }
+  /// A zeroed buffer for the strides, with guard elements on both sides.
+  void fit() {
+    std::ptrdiff_t lo = 0, hi = 0;
+    if (shp.count() != 0)
+      for (std::size_t r = 0; r < shp.rank(); ++r) {
+        const std::ptrdiff_t span = static_cast<std::ptrdiff_t>(shp[r] - 1) * str[r];
+        (span < 0 ? lo : hi) += span;
+      }
+    mem.assign(static_cast<std::size_t>(hi - lo + 1) + 2 * guard, T(0));
+    origin = static_cast<std::ptrdiff_t>(guard) - lo;
+  }
 };
+
+// ---- Memory: the brute-force overlap oracle ---------------------------------
+//
+// Every tensor is listed element by element (at most max_elems of them), so
+// whether two tensors share a byte, whether one maps two indices to the
+// same element, and whether y is exactly x is decided here independently
+// of the library's own (closed-form) checks.
+
+/// A tensor as bytes of a buffer: element [0, ..., 0] at byte `base`,
+/// `elem` bytes per element, strides in elements.
+struct region {
+  std::ptrdiff_t base = 0;
+  std::size_t elem = 1;
+  lowbit::shape shp;
+  std::vector<std::ptrdiff_t> str;
+};
+
+template <class T>
+region region_of(const tensor<T>& t) {
+  return {t.origin * static_cast<std::ptrdiff_t>(sizeof(T)), sizeof(T), t.shp, t.str};
+}
+
+/// The first byte of every element, row-major.
+std::vector<std::ptrdiff_t> byte_starts(const region& r) {
+  std::vector<std::ptrdiff_t> o = index_offsets(r.shp, r.str);
+  for (std::ptrdiff_t& v : o) v = r.base + v * static_cast<std::ptrdiff_t>(r.elem);
+  return o;
+}
+
+/// Bytes [lo, hi) relative to `base` that the elements of r cover ({0, 0}
+/// for an empty tensor).
+std::array<std::ptrdiff_t, 2> reach(const region& r) {
+  const std::vector<std::ptrdiff_t> o = byte_starts(r);
+  if (o.empty()) return {0, 0};
+  const auto [lo, hi] = std::minmax_element(o.begin(), o.end());
+  return {*lo - r.base, *hi - r.base + static_cast<std::ptrdiff_t>(r.elem)};
+}
+
+/// Two different indices of r on one byte.
+bool self_overlaps(const region& r) {
+  std::vector<std::ptrdiff_t> s = byte_starts(r);
+  std::sort(s.begin(), s.end());
+  for (std::size_t i = 1; i < s.size(); ++i)
+    if (s[i] - s[i - 1] < static_cast<std::ptrdiff_t>(r.elem)) return true;
+  return false;
+}
+
+/// a and b, in one buffer of n bytes, share a byte.
+bool shares(const region& a, const region& b, std::size_t n) {
+  std::vector<char> mark(n, 0);
+  for (std::ptrdiff_t s : byte_starts(a))
+    for (std::size_t k = 0; k < a.elem; ++k) mark[static_cast<std::size_t>(s) + k] = 1;
+  for (std::ptrdiff_t s : byte_starts(b))
+    for (std::size_t k = 0; k < b.elem; ++k)
+      if (mark[static_cast<std::size_t>(s) + k]) return true;
+  return false;
+}
+
+/// y is exactly x ("in place"): the same first element and, along every
+/// dimension of y of extent above 1, x has that dimension (trailing-aligned,
+/// not broadcast) with the same extent and stride.
+bool same_place(const region& x, const region& y) {
+  if (x.base != y.base || x.elem != y.elem || x.shp.rank() > y.shp.rank()) return false;
+  const std::size_t lead = y.shp.rank() - x.shp.rank();
+  for (std::size_t r = 0; r < y.shp.rank(); ++r) {
+    if (y.shp[r] <= 1) continue;
+    if (r < lead || x.shp[r - lead] != y.shp[r] || x.str[r - lead] != y.str[r]) return false;
+  }
+  return true;
+}
+
+void print_region(const char* name, const region& r) {
+  std::string st;
+  for (std::ptrdiff_t s : r.str) st += (st.empty() ? "" : ", ") + std::to_string(s);
+  std::fprintf(stderr, "  %s: byte %td, %zu-byte elements, shape %s, strides [%s]\n", name, r.base, r.elem,
+               r.shp.to_string().c_str(), st.c_str());
+}
+
+/// An 8-aligned buffer of bytes.
+struct arena {
+  std::vector<std::uint64_t> words;
+  unsigned char* bytes() { return reinterpret_cast<unsigned char*>(words.data()); }
+  std::size_t size() const { return words.size() * sizeof(std::uint64_t); }
+};
+
+/// A buffer and a tensor in it: what an output is placed against (x, a
+/// parameter, codes or packed bytes).
+struct host {
+  const void* data = nullptr;
+  std::size_t bytes = 0;
+  region r;
+};
+
+template <class T>
+host host_of(const tensor<T>& t) {
+  return {t.mem.data(), t.mem.size() * sizeof(T), region_of(t)};
+}
+
+/// A copy of a host's buffer in an arena, and an output placed in it.
+struct placed {
+  arena a;
+  region h, o;
+};
+
+std::ptrdiff_t floor_to(std::ptrdiff_t v, std::ptrdiff_t m) { return (v >= 0 ? v / m : -((-v + m - 1) / m)) * m; }
+
+/// Places output `o` (base ignored) against the host: its element 0 on the
+/// host's (exact or partial overlap), a few of its elements off
+/// (interleaved or partial), or anywhere from just before the host's first
+/// byte to just after its last one. The arena holds a copy of the host's
+/// buffer and guard bytes; aligned for both.
+placed place(FuzzedDataProvider& in, const host& h, region o) {
+  const auto [hlo, hhi] = reach(h.r);
+  const auto [olo, ohi] = reach(o);
+  const auto e = static_cast<std::ptrdiff_t>(o.elem);
+  const std::uint8_t d = in.ConsumeIntegral<std::uint8_t>();
+  std::ptrdiff_t delta = 0;
+  if (d >= 96 && d < 192)
+    delta = (d % 7 - 3) * e;
+  else if (d >= 192)
+    delta = in.ConsumeIntegralInRange<std::ptrdiff_t>(hlo - ohi - e, hhi - olo + e);
+  const std::ptrdiff_t ob = floor_to(h.r.base + delta, e);  // in the host buffer's bytes
+  const std::ptrdiff_t lo = floor_to(std::min<std::ptrdiff_t>(0, ob + olo) - 8 * guard, 8);
+  const std::ptrdiff_t hi = std::max<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(h.bytes), ob + ohi) + 8 * guard;
+  placed p;
+  p.a.words.assign(static_cast<std::size_t>(hi - lo + 7) / 8, 0xA5A5A5A5A5A5A5A5ull);
+  if (h.bytes != 0) std::memcpy(p.a.bytes() - lo, h.data, h.bytes);
+  p.h = h.r;
+  p.h.base -= lo;
+  p.o = o;
+  p.o.base = ob - lo;
+  return p;
+}
+
+template <class E>
+lowbit::strided_view<E> view_at(arena& a, const region& r) {
+  return lowbit::strided_view<E>(reinterpret_cast<E*>(a.bytes() + r.base), r.shp, r.str);
+}
+
+template <class O>
+bool same_value(O a, O b) {
+  if constexpr (std::is_floating_point_v<O>)
+    return same_result(a, b);
+  else
+    return a == b;
+}
+
+/// Runs `call` (the library call with its output at p.o and the host's
+/// tensor at p.h) and checks it against the oracle: an output that maps two
+/// indices to one element, or shares a byte with the host and is not
+/// exactly it (`may_be_in_place`: the host is x), must be rejected with the
+/// whole arena untouched; any other must give what the same call into a
+/// buffer of its own gave (`ok_sep`; `sep`, the output's elements
+/// row-major) and write nothing else.
+template <class O, class Call>
+void run_placed(const char* what, placed& p, bool may_be_in_place, bool ok_sep, const std::vector<O>& sep,
+                Call&& call) {
+  const bool self = self_overlaps(p.o);
+  if (self && only() == only_t::overlap) return;
+  const bool share = shares(p.h, p.o, p.a.size());
+  const bool exact = may_be_in_place && share && same_place(p.h, p.o);
+  const bool must_throw = self || (share && !exact);
+  const std::vector<std::uint64_t> before = p.a.words;
+  bool ok = false;
+  std::string msg;
+  try {
+    call();
+    ok = true;
+  } catch (const lowbit::error& e) {
+    msg = e.what();
+  }
+  auto describe = [&] {
+    std::fprintf(stderr, "lowbit-fuzz: %s (%zu bytes): two indices on one element %d, shares a byte %d, "
+                         "exactly in place %d; accepted %d, accepted in a buffer of its own %d\n",
+                 what, p.a.size(), int(self), int(share), int(exact), int(ok), int(ok_sep));
+    print_region("input", p.h);
+    print_region("output", p.o);
+    if (!msg.empty()) std::fprintf(stderr, "  error: %s\n", msg.c_str());
+  };
+  if (!ok && p.a.words != before) {
+    describe();
+    fail("lowbit::error thrown after writing into the shared buffer");
+  }
+  if (must_throw) {
+    if (!ok) {
+      ++(self ? stats.self : stats.shared);
+      return;
+    }
+    describe();
+    const std::string m = std::string(what) + (self ? ": accepted, though two of its indices are on one element"
+                                                     : ": accepted, though it shares memory with an input");
+    fail(m.c_str());
+  }
+  if (ok != ok_sep) {
+    describe();
+    fail(ok ? "accepted in a shared buffer, rejected in a buffer of its own"
+            : "a disjoint or exactly-in-place output was rejected, accepted in a buffer of its own");
+  }
+  if (!ok) {
+    ++stats.both_rejected;
+    return;
+  }
+  ++(exact ? stats.in_place : stats.disjoint);
+  std::vector<char> in_out(p.a.size(), 0);
+  const std::vector<std::ptrdiff_t> starts = byte_starts(p.o);
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    O v;
+    std::memcpy(&v, p.a.bytes() + starts[i], sizeof(O));
+    if (!same_value(v, sep[i])) {
+      describe();
+      std::fprintf(stderr, "  element %zu: %a here, %a in a buffer of its own\n", i, double(v), double(sep[i]));
+      fail("a disjoint or exactly-in-place output differs from the output into a buffer of its own");
+    }
+    for (std::size_t k = 0; k < sizeof(O); ++k) in_out[static_cast<std::size_t>(starts[i]) + k] = 1;
+  }
+  const auto* b = reinterpret_cast<const unsigned char*>(before.data());
+  for (std::size_t i = 0; i < p.a.size(); ++i)
+    if (!in_out[i] && b[i] != p.a.bytes()[i]) {
+      describe();
+      std::fprintf(stderr, "  byte %zu written\n", i);
+      fail("write outside the output in a shared buffer (into an input?)");
+    }
+}
 
 std::size_t pick_extent(FuzzedDataProvider& in) {
   static constexpr std::size_t ext[] = {1, 1, 2, 3, 0, 1, 4, 5, 2, 7, 16, 33};
@@ -160,7 +476,6 @@ tensor<T> make_layout(FuzzedDataProvider& in, const lowbit::shape& s, bool allow
   const int mode = in.ConsumeIntegralInRange<int>(0, allow_alias ? 2 : 1);
   if (mode == 2) {
     for (std::size_t r = 0; r < R; ++r) t.str[r] = in.ConsumeIntegralInRange<std::ptrdiff_t>(-5, 5);
-    t.distinct = false;
   } else {
     std::vector<std::size_t> order(R);
     for (std::size_t r = 0; r < R; ++r) order[r] = R - 1 - r;  // innermost first
@@ -179,14 +494,7 @@ tensor<T> make_layout(FuzzedDataProvider& in, const lowbit::shape& s, bool allow
     for (std::size_t r = 0; r < R; ++r)
       if (s[r] == 1 && mode == 1 && in.ConsumeBool()) t.str[r] = in.ConsumeIntegralInRange<std::ptrdiff_t>(-3, 3);
   }
-  std::ptrdiff_t lo = 0, hi = 0;
-  if (s.count() != 0)
-    for (std::size_t r = 0; r < R; ++r) {
-      const std::ptrdiff_t span = static_cast<std::ptrdiff_t>(s[r] - 1) * t.str[r];
-      (span < 0 ? lo : hi) += span;
-    }
-  t.mem.assign(static_cast<std::size_t>(hi - lo + 1) + 2 * guard, T(0));
-  t.origin = static_cast<std::ptrdiff_t>(guard) - lo;
+  t.fit();
   return t;
 }
 
@@ -286,60 +594,179 @@ void pick_exec(FuzzedDataProvider& in, lowbit::execution& e) {
   if (in.ConsumeBool()) e.stream_min_elements = in.ConsumeIntegralInRange<std::size_t>(0, 64);
 }
 
-/// Runs call(op, y) into a fresh output and checks the invariants against
-/// the same call with use_simd = false on one thread.
+template <class T>
+using cview = lowbit::strided_view<const T>;
+
+/// Views of the tensor parameters (none when they are scalars).
+template <class T>
+std::vector<cview<T>> views_of(const std::vector<const tensor<T>*>& ps) {
+  std::vector<cview<T>> v;
+  for (const tensor<T>* p : ps) v.push_back(p->cview());
+  return v;
+}
+
+/// Parameter i of a call: the scalar v itself, or view i of P.
+template <class P, class V>
+decltype(auto) pv(const P& views, std::size_t i, const V& v) {
+  if constexpr (std::is_arithmetic_v<V>) {
+    (void)views, (void)i;
+    return (v);
+  } else {
+    return (views[i]);
+  }
+}
+
+/// Runs call(op, x view, parameter views, y) into a fresh output and checks
+/// the invariants against the same call with use_simd = false on one
+/// thread; then, now and then, with y placed in the buffer of x or of a
+/// tensor parameter (`ps`), against the oracle (run_placed).
 template <class T, class Op, class Call>
-void check_call(FuzzedDataProvider& in, const Op& op, const lowbit::shape& want, bool want_ok, Call&& call) {
+void check_call(FuzzedDataProvider& in, const Op& op, const lowbit::shape& want, bool want_ok, const tensor<T>& x,
+                const std::vector<const tensor<T>*>& ps, Call&& call) {
+  const cview<T> xv = x.cview();
+  const std::vector<cview<T>> P = views_of(ps);
   // The output: the right shape (when there is one) or a random one.
   lowbit::shape ys = want;
   bool mutated = !want_ok || in.ConsumeIntegralInRange<int>(0, 15) == 0;
   if (mutated) ys = pick_shape(in);
   tensor<T> y = make_layout<T>(in, ys, false);
-  // A zero stride along an extent above 1 must be rejected.
+  // A zero stride along an extent above 1 (two indices on one element).
   if (in.ConsumeIntegralInRange<int>(0, 31) == 0)
     for (std::size_t r = 0; r < ys.rank(); ++r)
       if (ys[r] > 1) {
         y.str[r] = 0;
-        y.distinct = false;
         mutated = true;
         break;
       }
+  // Hostile outputs, one byte (0, as in an exhausted input: none): the
+  // geometry, g & 3 (1: strides from -3 to 3, which often map two indices
+  // to one element; 2: the host's strides, x's own geometry for in place),
+  // and the place, (g >> 2) & 3 (1 or 3: in x's buffer; 2: in a tensor
+  // parameter's, or x's when they are scalars).
+  const std::uint8_t g = in.ConsumeIntegral<std::uint8_t>();
+  const int geometry = g & 3, where = (g >> 2) & 3;
+  if (only() == only_t::overlap && (geometry == 1 || where == 0)) return;
+  std::size_t host_k = 0;  // 0: x; k > 0: parameter k - 1
+  if (where == 2 && !ps.empty()) host_k = 1 + in.ConsumeIntegralInRange<std::size_t>(0, ps.size() - 1);
+  const tensor<T>& host = host_k == 0 ? x : *ps[host_k - 1];
+  if (geometry == 1) {
+    for (std::ptrdiff_t& s : y.str) s = in.ConsumeIntegralInRange<std::ptrdiff_t>(-3, 3);
+    y.fit();
+  } else if (geometry == 2) {
+    const std::size_t R = ys.rank(), HR = host.shp.rank();
+    for (std::size_t r = 0; r < R; ++r)
+      if (r + HR >= R && host.shp[r + HR - R] == ys[r]) y.str[r] = host.str[r + HR - R];
+    y.fit();
+  }
+  const bool self = self_overlaps(region_of(y));
+  if (self && only() == only_t::overlap) return;
+
   const T sentinel = std::bit_cast<T>(std::conditional_t<std::is_same_v<T, float>, std::uint32_t, std::uint64_t>(
       std::is_same_v<T, float> ? 0x7fa5a5a5u : 0x7ff5a5a5a5a5a5a5ull));
   std::fill(y.mem.begin(), y.mem.end(), sentinel);
   const std::vector<T> before = y.mem;
   bool ok = false;
   try {
-    call(op, y.view());
+    call(op, xv, P, y.view());
     ok = true;
   } catch (const lowbit::error&) {
     if (std::memcmp(before.data(), y.mem.data(), before.size() * sizeof(T)) != 0)
       fail("output written before lowbit::error was thrown");
+    stats.self += self;
   }
-  if (!ok) return;
-  if (mutated && !(ys == want)) fail("a y of the wrong shape was accepted");
-  // Nothing outside the view written.
-  std::vector<char> in_view(y.mem.size(), 0);
-  for (std::ptrdiff_t o : y.offsets()) in_view[static_cast<std::size_t>(o)] = 1;
-  for (std::size_t i = 0; i < y.mem.size(); ++i)
-    if (!in_view[i] && std::memcmp(&y.mem[i], &before[i], sizeof(T)) != 0) fail("write outside the output view");
-  // The scalar path on one thread gives the same bits.
-  Op ref = op;
-  ref.use_simd = false;
-  ref.exec = lowbit::execution{};
-  tensor<T> y2 = y;
-  y2.mem = before;
-  try {
-    call(ref, y2.view());
-  } catch (const lowbit::error&) {
-    fail("use_simd = false threw where use_simd = true did not");
-  }
-  for (std::size_t i = 0; i < y.mem.size(); ++i)
-    if (!same_result(y.mem[i], y2.mem[i])) {
-      std::fprintf(stderr, "element %zu of %zu: SIMD/threaded %a, scalar %a\n", i, y.mem.size(), double(y.mem[i]),
-                   double(y2.mem[i]));
-      fail("SIMD (or threaded) result differs from the scalar one");
+  if (ok) {
+    if (self) {
+      print_region("y", region_of(y));
+      fail("a y with two indices on one element was accepted");
     }
+    if (mutated && !(ys == want)) fail("a y of the wrong shape was accepted");
+    // Nothing outside the view written.
+    std::vector<char> in_view(y.mem.size(), 0);
+    for (std::ptrdiff_t o : y.offsets()) in_view[static_cast<std::size_t>(o)] = 1;
+    for (std::size_t i = 0; i < y.mem.size(); ++i)
+      if (!in_view[i] && std::memcmp(&y.mem[i], &before[i], sizeof(T)) != 0) fail("write outside the output view");
+    // The scalar path on one thread gives the same bits.
+    Op ref = op;
+    ref.use_simd = false;
+    ref.exec = lowbit::execution{};
+    tensor<T> y2 = y;
+    y2.mem = before;
+    try {
+      call(ref, xv, P, y2.view());
+    } catch (const lowbit::error&) {
+      fail("use_simd = false threw where use_simd = true did not");
+    }
+    for (std::size_t i = 0; i < y.mem.size(); ++i)
+      if (!same_result(y.mem[i], y2.mem[i])) {
+        std::fprintf(stderr, "element %zu of %zu: SIMD/threaded %a, scalar %a\n", i, y.mem.size(), double(y.mem[i]),
+                     double(y2.mem[i]));
+        fail("SIMD (or threaded) result differs from the scalar one");
+      }
+  }
+  if (where == 0 || only() == only_t::self) return;
+  // The same y in the host's buffer: against the result above.
+  std::vector<T> sep;
+  for (std::ptrdiff_t o : y.offsets()) sep.push_back(y.mem[static_cast<std::size_t>(o)]);
+  placed p = place(in, host_of(host), region{0, sizeof(T), ys, y.str});
+  const std::string what =
+      host_k == 0 ? "y in x's buffer" : "y in parameter " + std::to_string(host_k - 1) + "'s buffer";
+  run_placed<T>(what.c_str(), p, host_k == 0, ok, sep, [&] {
+    cview<T> xv2 = xv;
+    std::vector<cview<T>> P2 = P;
+    (host_k == 0 ? xv2 : P2[host_k - 1]) = view_at<const T>(p.a, p.h);
+    call(op, xv2, P2, view_at<T>(p.a, p.o));
+  });
+}
+
+/// The codes API with hostile outputs, after quantize_codes into a buffer
+/// of its own (`ok`; `codes`, of shape cs). One byte (0, as in an exhausted
+/// input: none) places the codes over x (1) or a tensor parameter (2), or
+/// returns 3: check_dequantize_overlap places dequantize's y later (-1:
+/// LOWBIT_FUZZ_ONLY skips the rest of the input).
+/// quantize(x view, parameter views, codes view) is the call.
+template <class T, class C, class Quantize>
+int check_codes_overlap(FuzzedDataProvider& in, const tensor<T>& x, const std::vector<const tensor<T>*>& ps,
+                        const lowbit::shape& cs, bool ok, const std::vector<C>& codes, Quantize&& quantize) {
+  const int choice = in.ConsumeIntegral<std::uint8_t>() % 4;
+  if (choice != 0 && (only() == only_t::self || only() == only_t::overlap)) return -1;  // skip the rest
+  if (choice == 0 || choice == 3) return choice;
+  std::size_t k = 0;
+  if (choice == 2 && !ps.empty()) k = 1 + in.ConsumeIntegralInRange<std::size_t>(0, ps.size() - 1);
+  placed p = place(in, host_of(k == 0 ? x : *ps[k - 1]), region{0, sizeof(C), cs, row_major(cs)});
+  const std::string what = k == 0 ? "quantize_codes' codes in x's buffer"
+                                  : "quantize_codes' codes in parameter " + std::to_string(k - 1) + "'s buffer";
+  run_placed<C>(what.c_str(), p, false, ok, codes, [&] {
+    cview<T> xv = x.cview();
+    std::vector<cview<T>> P = views_of(ps);
+    (k == 0 ? xv : P[k - 1]) = view_at<const T>(p.a, p.h);
+    quantize(xv, P, view_at<C>(p.a, p.o));
+  });
+  return choice;
+}
+
+/// dequantize's y (shape ys; `y`, its result in a buffer of its own) placed
+/// over the codes (shape ys, contiguous) or a tensor parameter.
+/// dequantize(codes view, parameter views, y view) is the call.
+template <class T, class C, class Dequantize>
+void check_dequantize_overlap(FuzzedDataProvider& in, const std::vector<const tensor<T>*>& ps,
+                              const lowbit::shape& ys, const std::vector<C>& codes, const std::vector<T>& y,
+                              Dequantize&& dequantize) {
+  std::size_t k = 0;
+  if (!ps.empty() && in.ConsumeBool()) k = 1 + in.ConsumeIntegralInRange<std::size_t>(0, ps.size() - 1);
+  const region cr{0, sizeof(C), ys, row_major(ys)};
+  const host h = k == 0 ? host{codes.data(), codes.size() * sizeof(C), cr} : host_of(*ps[k - 1]);
+  placed p = place(in, h, region{0, sizeof(T), ys, row_major(ys)});
+  const std::string what = k == 0 ? "dequantize's y in the codes' buffer"
+                                  : "dequantize's y in parameter " + std::to_string(k - 1) + "'s buffer";
+  run_placed<T>(what.c_str(), p, false, true, y, [&] {
+    std::vector<cview<T>> P = views_of(ps);
+    lowbit::strided_view<const C> cv(codes.data(), ys, cr.str);
+    if (k == 0)
+      cv = view_at<const C>(p.a, p.h);
+    else
+      P[k - 1] = view_at<const T>(p.a, p.h);
+    dequantize(cv, P, view_at<T>(p.a, p.o));
+  });
 }
 
 template <semantics S, class T>
@@ -352,6 +779,8 @@ void fuzz_int_quant(FuzzedDataProvider& in) {
   auto s = make_param<T>(in, x.shp, scalars, false);
   auto z = make_param<T>(in, x.shp, scalars, false);
   auto b = make_param<T>(in, x.shp, scalars, true);
+  std::vector<const tensor<T>*> ps;
+  if (!scalars) ps = {&s.t, &z.t, &b.t};
   const int what = in.ConsumeIntegralInRange<int>(0, 3);
   with_params<T>(scalars, [&](const auto& sv, const auto& zv, const auto& bv) {
     lowbit::shape want;
@@ -362,27 +791,36 @@ void fuzz_int_quant(FuzzedDataProvider& in) {
       want_ok = false;
     }
     if (what != 0 || !std::is_same_v<T, float>) {
-      check_call<T>(in, op, want, want_ok,
-                    [&](const auto& o, auto yv) { o(x.cview(), sv, zv, bv, yv); });
+      check_call<T>(in, op, want, want_ok, x, ps, [&](const auto& o, const auto& xv, const auto& P, auto yv) {
+        o(xv, pv(P, 0, sv), pv(P, 1, zv), pv(P, 2, bv), yv);
+      });
       return;
     }
     if constexpr (std::is_same_v<T, float>) {
       // Codes, then their dequantization, which must give the fake output.
       std::vector<std::int16_t> codes(want_ok ? want.count() : pick_extent(in));
       const lowbit::shape cs = want_ok ? want : lowbit::shape{codes.size()};
+      const auto quantize = [&](const auto& xv, const auto& P, lowbit::strided_view<std::int16_t> cv) {
+        lowbit::quantize_codes(op, xv, pv(P, 0, sv), pv(P, 1, zv), pv(P, 2, bv), cv);
+      };
       bool ok = false;
       try {
-        lowbit::quantize_codes(op, x.cview(), sv, zv, bv, lowbit::strided_view<std::int16_t>(codes.data(), cs));
+        quantize(x.cview(), views_of(ps), lowbit::strided_view<std::int16_t>(codes.data(), cs));
         ok = true;
       } catch (const lowbit::error&) {
       }
-      if (!ok) return;
+      const int hostile = check_codes_overlap<T>(in, x, ps, cs, ok, codes, quantize);
+      if (!ok || hostile < 0) return;
       if (!want_ok) fail("quantize_codes accepted arguments output_shape rejects");
       std::vector<float> y1(codes.size()), y2(codes.size());
+      const auto dequantize = [&](lowbit::strided_view<const std::int16_t> cv, const auto& P,
+                                  lowbit::strided_view<float> yv) {
+        lowbit::dequantize(op, cv, pv(P, 0, sv), pv(P, 1, zv), pv(P, 2, bv), yv);
+      };
       try {
         op(x.cview(), sv, zv, bv, lowbit::strided_view<float>(y1.data(), want));
-        lowbit::dequantize(op, lowbit::strided_view<const std::int16_t>(codes.data(), want), sv, zv, bv,
-                           lowbit::strided_view<float>(y2.data(), want));
+        dequantize(lowbit::strided_view<const std::int16_t>(codes.data(), want), views_of(ps),
+                   lowbit::strided_view<float>(y2.data(), want));
       } catch (const lowbit::error&) {
         fail("int_quant or dequantize threw after quantize_codes succeeded");
       }
@@ -396,6 +834,7 @@ void fuzz_int_quant(FuzzedDataProvider& in) {
                        double(y2[i]), int(codes[i]));
           fail("dequantize(quantize_codes(x)) differs from int_quant(x)");
         }
+      if (hostile == 3) check_dequantize_overlap<T>(in, ps, want, codes, y2, dequantize);
     }
   }, s, z, b);
 }
@@ -412,6 +851,8 @@ void fuzz_trunc(FuzzedDataProvider& in) {
   auto ib = make_param<T>(in, x.shp, scalars, true);
   auto os = make_param<T>(in, x.shp, scalars, false);
   auto ob = make_param<T>(in, x.shp, scalars, true);
+  std::vector<const tensor<T>*> ps;
+  if (!scalars) ps = {&s.t, &z.t, &ib.t, &os.t, &ob.t};
   with_params<T>(scalars, [&](const auto& sv, const auto& zv, const auto& ibv, const auto& osv, const auto& obv) {
     lowbit::shape want;
     bool want_ok = true;
@@ -420,7 +861,9 @@ void fuzz_trunc(FuzzedDataProvider& in) {
     } catch (const lowbit::error&) {
       want_ok = false;
     }
-    check_call<T>(in, op, want, want_ok, [&](const auto& o, auto yv) { o(x.cview(), sv, zv, ibv, osv, obv, yv); });
+    check_call<T>(in, op, want, want_ok, x, ps, [&](const auto& o, const auto& xv, const auto& P, auto yv) {
+      o(xv, pv(P, 0, sv), pv(P, 1, zv), pv(P, 2, ibv), pv(P, 3, osv), pv(P, 4, obv), yv);
+    });
   }, s, z, ib, os, ob);
 }
 
@@ -435,6 +878,8 @@ void fuzz_trunc_v1(FuzzedDataProvider& in) {
   auto z = make_param<T>(in, x.shp, scalars, false);
   auto ib = make_param<T>(in, x.shp, scalars, true);
   auto ob = make_param<T>(in, x.shp, scalars, true);
+  std::vector<const tensor<T>*> ps;
+  if (!scalars) ps = {&s.t, &z.t, &ib.t, &ob.t};
   with_params<T>(scalars, [&](const auto& sv, const auto& zv, const auto& ibv, const auto& obv) {
     lowbit::shape want;
     bool want_ok = true;
@@ -443,7 +888,9 @@ void fuzz_trunc_v1(FuzzedDataProvider& in) {
     } catch (const lowbit::error&) {
       want_ok = false;
     }
-    check_call<T>(in, op, want, want_ok, [&](const auto& o, auto yv) { o(x.cview(), sv, zv, ibv, obv, yv); });
+    check_call<T>(in, op, want, want_ok, x, ps, [&](const auto& o, const auto& xv, const auto& P, auto yv) {
+      o(xv, pv(P, 0, sv), pv(P, 1, zv), pv(P, 2, ibv), pv(P, 3, obv), yv);
+    });
   }, s, z, ib, ob);
 }
 
@@ -455,6 +902,8 @@ void fuzz_bipolar_quant(FuzzedDataProvider& in) {
   const tensor<T> x = make_input<T>(in, pick_shape(in));
   const bool scalars = in.ConsumeBool();
   auto s = make_param<T>(in, x.shp, scalars, false);
+  std::vector<const tensor<T>*> ps;
+  if (!scalars) ps = {&s.t};
   with_params<T>(scalars, [&](const auto& sv) {
     lowbit::shape want;
     bool want_ok = true;
@@ -463,7 +912,8 @@ void fuzz_bipolar_quant(FuzzedDataProvider& in) {
     } catch (const lowbit::error&) {
       want_ok = false;
     }
-    check_call<T>(in, op, want, want_ok, [&](const auto& o, auto yv) { o(x.cview(), sv, yv); });
+    check_call<T>(in, op, want, want_ok, x, ps,
+                  [&](const auto& o, const auto& xv, const auto& P, auto yv) { o(xv, pv(P, 0, sv), yv); });
   }, s);
 }
 
@@ -481,6 +931,8 @@ void fuzz_float_quant(FuzzedDataProvider& in) {
   auto m = make_param<T>(in, x.shp, scalars, true);
   auto b = make_param<T>(in, x.shp, scalars, false);
   auto v = make_param<T>(in, x.shp, scalars, false);
+  std::vector<const tensor<T>*> ps;
+  if (!scalars) ps = {&s.t, &e.t, &m.t, &b.t, &v.t};
   with_params<T>(scalars, [&](const auto& sv, const auto& ev, const auto& mv, const auto& bv, const auto& vv) {
     lowbit::shape want;
     bool want_ok = true;
@@ -489,7 +941,9 @@ void fuzz_float_quant(FuzzedDataProvider& in) {
     } catch (const lowbit::error&) {
       want_ok = false;
     }
-    check_call<T>(in, op, want, want_ok, [&](const auto& o, auto yv) { o(x.cview(), sv, ev, mv, bv, vv, yv); });
+    check_call<T>(in, op, want, want_ok, x, ps, [&](const auto& o, const auto& xv, const auto& P, auto yv) {
+      o(xv, pv(P, 0, sv), pv(P, 1, ev), pv(P, 2, mv), pv(P, 3, bv), pv(P, 4, vv), yv);
+    });
   }, s, e, m, b, v);
 }
 
@@ -520,6 +974,8 @@ void fuzz_minifloat(FuzzedDataProvider& in) {
   const tensor<T> x = make_input<T>(in, pick_shape(in));
   const bool scalars = in.ConsumeBool();
   auto s = make_param<T>(in, x.shp, scalars, false);
+  std::vector<const tensor<T>*> ps;
+  if (!scalars) ps = {&s.t};
   const bool codes = in.ConsumeBool();
   with_params<T>(scalars, [&](const auto& sv) {
     lowbit::shape want;
@@ -530,22 +986,31 @@ void fuzz_minifloat(FuzzedDataProvider& in) {
       want_ok = false;
     }
     if (!codes) {
-      check_call<T>(in, mq, want, want_ok, [&](const auto& o, auto yv) { o(x.cview(), sv, yv); });
+      check_call<T>(in, mq, want, want_ok, x, ps,
+                    [&](const auto& o, const auto& xv, const auto& P, auto yv) { o(xv, pv(P, 0, sv), yv); });
       return;
     }
     // Codes (uint16), then back: the fake output, bit for bit.
     if (!want_ok) return;
     std::vector<std::uint16_t> c(want.count());
+    const auto quantize = [&](const auto& xv, const auto& P, lowbit::strided_view<std::uint16_t> cv) {
+      lowbit::quantize_codes(mq, xv, pv(P, 0, sv), cv);
+    };
+    bool ok = false;
     try {
-      lowbit::quantize_codes(mq, x.cview(), sv, lowbit::strided_view<std::uint16_t>(c.data(), want));
+      quantize(x.cview(), views_of(ps), lowbit::strided_view<std::uint16_t>(c.data(), want));
+      ok = true;
     } catch (const lowbit::error&) {
-      return;
     }
+    const int hostile = check_codes_overlap<T>(in, x, ps, want, ok, c, quantize);
+    if (!ok || hostile < 0) return;
     std::vector<float> y1(c.size()), y2(c.size());
+    const auto dequantize = [&](lowbit::strided_view<const std::uint16_t> cv, const auto& P,
+                                lowbit::strided_view<float> yv) { lowbit::dequantize(mq, cv, pv(P, 0, sv), yv); };
     try {
       mq(x.cview(), sv, lowbit::strided_view<float>(y1.data(), want));
-      lowbit::dequantize(mq, lowbit::strided_view<const std::uint16_t>(c.data(), want), sv,
-                         lowbit::strided_view<float>(y2.data(), want));
+      dequantize(lowbit::strided_view<const std::uint16_t>(c.data(), want), views_of(ps),
+                 lowbit::strided_view<float>(y2.data(), want));
     } catch (const lowbit::error&) {
       fail("minifloat_quant or dequantize threw after quantize_codes succeeded");
     }
@@ -561,10 +1026,29 @@ void fuzz_minifloat(FuzzedDataProvider& in) {
                      int(f.saturation), static_cast<int>(mq.rounding));
         fail("dequantize(quantize_codes(x)) differs from minifloat_quant(x)");
       }
+    if (hostile == 3) check_dequantize_overlap<T>(in, ps, want, c, y2, dequantize);
   }, s);
 }
 
-/// pack / unpack of random codes, with a packed buffer of the right size or not.
+/// A code for packing range lo..hi: `how` 0 any value of C, 1 -3 to 3 (as
+/// C: 253 to 255 in uint8), 2 in range, 3 mostly in range, else just
+/// outside it or a value that wraps into it as a byte (248, 255, 65528, ...).
+template <class C>
+C pick_code(FuzzedDataProvider& in, int how, long long lo, long long hi) {
+  if (how == 0) return in.ConsumeIntegral<C>();
+  if (how == 1) return static_cast<C>(in.ConsumeIntegralInRange<int>(-3, 3));
+  const std::uint8_t k = how == 2 ? 0 : in.ConsumeIntegral<std::uint8_t>();
+  if (k < 128) return static_cast<C>(in.ConsumeIntegralInRange<long long>(lo, hi));
+  static constexpr long long edge[] = {248,   255,   254,   252,    128,    127,        -128,        -1,
+                                       -2,    -8,    -9,    8,      16,     4,          65528,       65535,
+                                       65534, 32768, -32768, 65536, 256,    2147483647, -2147483647 - 1};
+  const std::size_t i = k - 128u;
+  if (i < 4) return static_cast<C>(i == 0 ? lo - 1 : i == 1 ? hi + 1 : i == 2 ? lo - 2 : hi + 2);
+  return static_cast<C>(edge[(i - 4) % std::size(edge)]);  // modulo 2^bits of C
+}
+
+/// pack / unpack of codes of type C, with a packed buffer of the right size
+/// or not; then, now and then, packed and codes sharing one buffer.
 template <class C>
 void fuzz_packing(FuzzedDataProvider& in) {
   static constexpr lowbit::packed_format fmts[] = {lowbit::packings::int4, lowbit::packings::uint4,
@@ -572,35 +1056,108 @@ void fuzz_packing(FuzzedDataProvider& in) {
                                                    lowbit::packings::uint1};
   lowbit::packed_format f = fmts[in.ConsumeIntegralInRange<std::size_t>(0, std::size(fmts) - 1)];
   if (in.ConsumeIntegralInRange<int>(0, 15) == 0) f.bits = in.ConsumeIntegralInRange<int>(-1, 9);
+  // The packing's range, computed here (f.min() and f.max() are for valid packings).
+  const bool valid = (f.bits == 1 || f.bits == 2 || f.bits == 4) && !(f.bits == 1 && f.is_signed);
+  const long long lo = valid && f.is_signed ? -(1ll << (f.bits - 1)) : 0;
+  const long long hi = !valid ? 0 : f.is_signed ? (1ll << (f.bits - 1)) - 1 : (1ll << f.bits) - 1;
   const std::size_t n = in.ConsumeIntegralInRange<std::size_t>(0, 70);
   std::vector<C> codes(n);
-  const bool small = in.ConsumeBool();
-  for (auto& c : codes)
-    c = small ? static_cast<C>(in.ConsumeIntegralInRange<int>(-3, 3)) : in.ConsumeIntegral<C>();
-  const bool valid_bits = f.bits == 1 || f.bits == 2 || f.bits == 4;
-  std::size_t size = valid_bits ? lowbit::packed_size(f, n) : n;
-  if (in.ConsumeIntegralInRange<int>(0, 7) == 0) size += in.ConsumeIntegralInRange<std::size_t>(0, 2) - 1;
+  const int how = in.ConsumeIntegralInRange<int>(0, 3);
+  bool in_range = true;
+  for (auto& c : codes) {
+    c = pick_code<C>(in, how, lo, hi);
+    in_range = in_range && static_cast<long long>(c) >= lo && static_cast<long long>(c) <= hi;
+  }
+  const std::size_t want = valid ? lowbit::packed_size(f, n) : n;
+  std::size_t size = want;
+  if (in.ConsumeIntegralInRange<int>(0, 7) == 0) {
+    const std::size_t d = in.ConsumeIntegralInRange<std::size_t>(0, 2);
+    if (size != 0 || d != 0) size = size + d - 1;
+  }
   std::vector<std::uint8_t> mem(size + 2 * guard, 0xA5);
   const std::vector<std::uint8_t> before = mem;
   std::span<std::uint8_t> packed(mem.data() + guard, size);
+  bool ok = false;
+  std::string msg;
   try {
     lowbit::pack(f, codes, packed);
-  } catch (const lowbit::error&) {
+    ok = true;
+  } catch (const lowbit::error& e) {
+    msg = e.what();
     if (mem != before) fail("pack wrote before throwing");
-    return;
   }
+  if (ok && !(valid && in_range && size == want)) {
+    std::fprintf(stderr, "lowbit-fuzz: packing %s, bits %d, signed %d, range %lld..%lld, %zu codes:", f.name, f.bits,
+                 int(f.is_signed), lo, hi, n);
+    for (C c : codes) std::fprintf(stderr, " %lld", static_cast<long long>(c));
+    std::fprintf(stderr, "\n");
+    fail(!valid ? "pack accepted an invalid packing"
+         : size != want ? "pack accepted a packed of the wrong size"
+                        : "pack accepted a code outside the packing's range");
+  }
+  stats.out_of_range += !ok && valid && !in_range && size == want;
+  if (!ok && valid && in_range && size == want) {
+    std::fprintf(stderr, "lowbit-fuzz: %s\n", msg.c_str());
+    fail("pack rejected codes in range");
+  }
+  // Codes and packed in one buffer (one byte, 0 as in an exhausted input:
+  // none): pack (1, 3), unpack (2, 3).
+  const int hostile = in.ConsumeIntegral<std::uint8_t>() % 4;
+  if (hostile != 0 && only() == only_t::pack) return;
+  const region cr{0, sizeof(C), lowbit::shape{n}, {1}};
+  if (hostile & 1) {
+    placed p = place(in, host{codes.data(), n * sizeof(C), cr}, region{0, 1, lowbit::shape{size}, {1}});
+    const std::vector<std::uint8_t> sep = ok ? std::vector<std::uint8_t>(packed.begin(), packed.end())
+                                             : std::vector<std::uint8_t>{};
+    run_placed<std::uint8_t>("pack's packed in the codes' buffer", p, false, ok, sep, [&] {
+      lowbit::pack(f, std::span<const C>(reinterpret_cast<const C*>(p.a.bytes() + p.h.base), n),
+                   std::span<std::uint8_t>(p.a.bytes() + p.o.base, size));
+    });
+  }
+  if (!ok) return;
   for (std::size_t i = 0; i < guard; ++i)
     if (mem[i] != 0xA5 || mem[mem.size() - 1 - i] != 0xA5) fail("pack wrote outside packed");
+  // Back into C, which cannot hold a signed packing if it is unsigned.
+  const bool holds = !(f.is_signed && std::is_unsigned_v<C>);
   std::vector<C> back(n + 2 * guard, C(0x5A));
+  const std::vector<C> back_before = back;
   std::span<C> out(back.data() + guard, n);
+  bool uok = false;
   try {
     lowbit::unpack(f, std::span<const std::uint8_t>(packed), out);
+    uok = true;
   } catch (const lowbit::error&) {
-    return;  // e.g. signed codes into an unsigned code type
+    if (back != back_before) fail("unpack wrote before throwing");
   }
-  for (std::size_t i = 0; i < guard; ++i)
-    if (back[i] != C(0x5A) || back[back.size() - 1 - i] != C(0x5A)) fail("unpack wrote outside codes");
-  if (!std::equal(codes.begin(), codes.end(), out.begin())) fail("unpack(pack(codes)) != codes");
+  if (uok != holds)
+    fail(uok ? "unpack into a code type that cannot hold the packing was accepted" : "unpack rejected pack's output");
+  if (uok) {
+    for (std::size_t i = 0; i < guard; ++i)
+      if (back[i] != C(0x5A) || back[back.size() - 1 - i] != C(0x5A)) fail("unpack wrote outside codes");
+    if (!std::equal(codes.begin(), codes.end(), out.begin())) fail("unpack(pack(codes)) != codes");
+  }
+  // The values, whatever C: into int32, which holds every packing.
+  std::vector<std::int32_t> wide(n);
+  try {
+    lowbit::unpack(f, std::span<const std::uint8_t>(packed), wide);
+  } catch (const lowbit::error&) {
+    fail("unpack into int32 rejected pack's output");
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    if (static_cast<long long>(wide[i]) != static_cast<long long>(codes[i])) {
+      std::fprintf(stderr, "lowbit-fuzz: packing %s, code %zu: %lld packed, %d unpacked\n", f.name, i,
+                   static_cast<long long>(codes[i]), int(wide[i]));
+      fail("unpack(pack(codes)) != codes (as int32)");
+    }
+  ++stats.round_trips;
+  if (hostile & 2) {
+    placed p = place(in, host{packed.data(), size, region{0, 1, lowbit::shape{size}, {1}}}, cr);
+    const std::vector<C> sep = uok ? std::vector<C>(out.begin(), out.end()) : std::vector<C>{};
+    run_placed<C>("unpack's codes in packed's buffer", p, false, uok, sep, [&] {
+      lowbit::unpack(f, std::span<const std::uint8_t>(p.a.bytes() + p.h.base, size),
+                     std::span<C>(reinterpret_cast<C*>(p.a.bytes() + p.o.base), n));
+    });
+  }
 }
 
 template <semantics S>
@@ -621,13 +1178,16 @@ void fuzz_one(FuzzedDataProvider& in, int op, bool dbl) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   FuzzedDataProvider in(data, size);
   const int op = in.ConsumeIntegralInRange<int>(0, 7);
+  if (only() == only_t::pack ? op < 6 : only() != only_t::all && op >= 6) return 0;
+  if (only_op() >= 0 && op != only_op()) return 0;
   const bool exact = in.ConsumeBool();
   const bool dbl = in.ConsumeBool();
   try {
     if (op == 6) {
       dbl ? fuzz_packing<std::int8_t>(in) : fuzz_packing<std::uint8_t>(in);
     } else if (op == 7) {
-      dbl ? fuzz_packing<std::int16_t>(in) : fuzz_packing<std::int32_t>(in);
+      // `exact` means nothing to packing: it picks uint16 or int32.
+      dbl ? fuzz_packing<std::int16_t>(in) : exact ? fuzz_packing<std::uint16_t>(in) : fuzz_packing<std::int32_t>(in);
     } else if (exact) {
       fuzz_one<semantics::exact>(in, op, dbl);
     } else {
