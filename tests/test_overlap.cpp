@@ -17,11 +17,13 @@
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <lowbit/lowbit.hpp>
 
 #include "support/catch.hpp"
+#include "support/checks.hpp"
 #include "support/test_util.hpp"
 
 namespace {
@@ -178,21 +180,12 @@ TEST_CASE("overlap: large views are decided without a search or at once", "[over
 
 namespace {
 
-/// Fills `buf` with a pattern, runs f, requires lowbit::error whose message
-/// contains `substring`, and the whole buffer unchanged, bit for bit.
-template <class T, class F>
-void require_rejected(std::vector<T>& buf, const std::string& substring, F&& f) {
-  for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<T>(0.25) * static_cast<T>(i % 37) + static_cast<T>(0.5);
-  const std::vector<T> before = buf;
-  std::string what;
-  try {
-    f();
-  } catch (const lowbit::error& e) {
-    what = e.what();
-  }
-  INFO("message: " << what);
-  CHECK_THAT(what, lowbit_test::contains_substring(substring));
-  CHECK(std::memcmp(before.data(), buf.data(), buf.size() * sizeof(T)) == 0);
+using lowbit_test::require_rejected_untouched;
+
+/// require_rejected_untouched for the float buffers of these tests.
+template <class F>
+void require_rejected(std::vector<float>& buf, const std::string& substring, F&& f) {
+  require_rejected_untouched(buf, substring, std::forward<F>(f));
 }
 
 }  // namespace
@@ -268,6 +261,17 @@ std::vector<op_case> op_cases() {
        [](V x, const P& p, Y y) { lowbit::minifloat_quant<>{}(x, p[0], y); }},
       {"bipolar_quant", 1, {"scale"}, {0.5f}, [](V x, const P& p, Y y) { lowbit::bipolar_quant<>{}(x, p[0], y); }},
   };
+}
+
+/// The operator's valid parameter values as rank-0 views (stored in `own`).
+std::vector<strided_view<const float>> scalar_params(const op_case& oc, std::vector<std::vector<float>>& own) {
+  own.assign(oc.params, {});
+  std::vector<strided_view<const float>> p;
+  for (std::size_t j = 0; j < oc.params; ++j) {
+    own[j].assign(1, oc.value[j]);
+    p.emplace_back(own[j].data(), lowbit::shape{});
+  }
+  return p;
 }
 
 }  // namespace
@@ -347,12 +351,8 @@ TEST_CASE("overlap: interleaved views that share no element are accepted", "[ove
   const std::size_t N = 100;
   for (const op_case& oc : op_cases()) {
     INFO(oc.name);
-    std::vector<std::vector<float>> own(oc.params);
-    std::vector<strided_view<const float>> p;
-    for (std::size_t j = 0; j < oc.params; ++j) {
-      own[j].assign(1, oc.value[j]);
-      p.emplace_back(own[j].data(), lowbit::shape{});
-    }
+    std::vector<std::vector<float>> own;
+    const std::vector<strided_view<const float>> p = scalar_params(oc, own);
     const std::vector<float> x = lowbit_test::mixed_values<float>(N, 5);
     std::vector<float> expected(N);
     oc.call(strided_view<const float>(x.data(), {N}), p, strided_view<float>(expected.data(), {N}));
@@ -373,12 +373,8 @@ TEST_CASE("overlap: interleaved views that share no element are accepted", "[ove
 TEST_CASE("overlap: self-overlapping outputs are rejected for every operator", "[overlap]") {
   for (const op_case& oc : op_cases()) {
     INFO(oc.name);
-    std::vector<std::vector<float>> own(oc.params);
-    std::vector<strided_view<const float>> p;
-    for (std::size_t j = 0; j < oc.params; ++j) {
-      own[j].assign(1, oc.value[j]);
-      p.emplace_back(own[j].data(), lowbit::shape{});
-    }
+    std::vector<std::vector<float>> own;
+    const std::vector<strided_view<const float>> p = scalar_params(oc, own);
     std::vector<float> x(12, 1.0f), buf(16);
     // [3, 2] with strides [1, 2]: (1, 0) and ... no; (2, 0) and (0, 1) share offset 2.
     require_rejected(buf, "writes one element twice", [&] {

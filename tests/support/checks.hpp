@@ -8,7 +8,10 @@
 #include <lowbit/error.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "support/catch.hpp"
@@ -54,6 +57,29 @@ void check_rejected(F&& call, std::vector<float>& y, const char* needle) {
   REQUIRE_THROWS_AS(call(), lowbit::error);
   REQUIRE_THROWS_WITH(call(), contains_substring(needle));
   require_same_bits(y, before);
+}
+
+/// Fills `buf` with a pattern, runs f, and requires lowbit::error with
+/// `needle` in its message and every element of `buf` unchanged, bit for
+/// bit: for a buffer that holds the output and inputs together.
+template <class T, class F>
+void require_rejected_untouched(std::vector<T>& buf, const std::string& needle, F&& f) {
+  for (std::size_t i = 0; i < buf.size(); ++i) {
+    if constexpr (std::is_floating_point_v<T>)
+      buf[i] = static_cast<T>(0.25) * static_cast<T>(i % 37) + static_cast<T>(0.5);
+    else
+      buf[i] = static_cast<T>(0x3c + i);
+  }
+  const std::vector<T> before = buf;
+  std::string what;
+  try {
+    f();
+  } catch (const lowbit::error& e) {
+    what = e.what();
+  }
+  INFO("message: " << what);
+  CHECK_THAT(what, contains_substring(needle));
+  CHECK(std::memcmp(before.data(), buf.data(), buf.size() * sizeof(T)) == 0);
 }
 
 }  // namespace lowbit_test
