@@ -97,10 +97,11 @@ struct dioph {
   };
   // Original variables: value = lo + (flip ? u - x : x) of its term's share.
   struct var {
+    u128 a = 0;  // |coefficient|; 0 or u == 0: the variable takes no part
     i128 lo = 0;
     u128 u = 0;
     bool flip = false;
-    std::size_t t = 0;  // its term after merging
+    std::size_t t = 0;  // its term after merging (max_vars: none)
     i128 value = 0;     // the solution, when one is found
   };
   std::array<var, max_vars> vars{};
@@ -125,12 +126,8 @@ struct dioph {
       b += static_cast<i128>(static_cast<u128>(-c) * v.u);
       c = -c;
     }
-    // Stored as a term of its own for now; merged in solve().
-    v.t = static_cast<std::size_t>(c == 0 || v.u == 0 ? max_vars : 0);
-    term_a[nvars - 1] = static_cast<u128>(c);
+    v.a = static_cast<u128>(c);  // terms are merged in solve()
   }
-
-  std::array<u128, max_vars> term_a{};
 
   static u128 gcd(u128 p, u128 q) noexcept {
     while (q != 0) {
@@ -219,7 +216,6 @@ struct dioph {
       x[k] = v;
       const overlap_answer r = dfs(k + 1, rhs - a * v);
       if (r != overlap_answer::none) return r;
-      if (v == 0) break;
     }
     return overlap_answer::none;
   }
@@ -229,14 +225,16 @@ struct dioph {
     // Merge equal coefficients; drop zero coefficients and fixed variables.
     std::array<std::size_t, max_vars> order{};
     std::size_t n = 0;
-    for (std::size_t i = 0; i < nvars; ++i)
-      if (vars[i].t != max_vars) order[n++] = i;
+    for (std::size_t i = 0; i < nvars; ++i) {
+      vars[i].t = max_vars;
+      if (vars[i].a != 0 && vars[i].u != 0) order[n++] = i;
+    }
     std::sort(order.begin(), order.begin() + n,
-              [&](std::size_t p, std::size_t q) { return term_a[p] > term_a[q]; });
+              [&](std::size_t p, std::size_t q) { return vars[p].a > vars[q].a; });
     nterms = 0;
     for (std::size_t j = 0; j < n; ++j) {
       const std::size_t i = order[j];
-      if (nterms == 0 || terms[nterms - 1].a != term_a[i]) terms[nterms++] = term{term_a[i], 0};
+      if (nterms == 0 || terms[nterms - 1].a != vars[i].a) terms[nterms++] = term{vars[i].a, 0};
       terms[nterms - 1].u += vars[i].u;
       vars[i].t = nterms - 1;
     }
