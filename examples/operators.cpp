@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // operators: one short call of every QONNX operator lowbit implements, with
-// the values it gives. README.md quotes the blocks between the "readme:"
-// markers; the test readme_snippets checks that they still match this file.
+// the values it gives. docs/usage.md quotes the blocks between the "readme:"
+// markers, and README.md one of them; the tests docs_snippets and
+// readme_snippets check that they still match this file.
 #include <lowbit/lowbit.hpp>
 
 #include <cmath>
