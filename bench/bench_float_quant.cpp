@@ -44,9 +44,9 @@ std::vector<float> inputs(std::size_t n) {
 // The two techniques of the exact ROUND kernel: the library's choice
 // (magic number) and the bit technique every other mode uses.
 using magic_rne_kernel =
-    d::float_quant_exact_kernel<lowbit::rounding_mode::half_even, d::fq_overflow::saturate, true>;
+    d::float_quant_exact_kernel<lowbit::rounding_mode::half_even, true>;
 using bits_rne_kernel =
-    d::float_quant_exact_kernel<lowbit::rounding_mode::half_even, d::fq_overflow::saturate, false>;
+    d::float_quant_exact_kernel<lowbit::rounding_mode::half_even, false>;
 
 template <class K>
 LOWBIT_ALWAYS_INLINE void run_kernel(const K& k, const float* x, float* y, std::size_t n) {

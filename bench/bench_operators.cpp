@@ -12,7 +12,7 @@
 //                                        (round, ceil, floor, up, down, half_up, half_down;
 //                                        "none" for bipolar_quant, which has no mode)
 //   int_quant/<mode>/nchw/<N>            x [1, 64, H, W], scale [1, 64, 1, 1]
-//   int_quant_scalar_path/round/tensor/<N>   lowbit::int_quant with .use_simd = false
+//   int_quant_scalar_path/round/tensor/<N>   lowbit::int_quant on the scalar kernels (detail::simd_scope)
 //   threads/<T>/<op>/round/tensor/<N>    op int_quant or float_quant_e4m3 with
 //                                        exec.threads = T (1 or 2) and no minimum part
 //                                        size, N = 2^13 .. 2^20 and 2^25: the threads'
@@ -212,7 +212,8 @@ void bm_pattern(benchmark::State& st, pattern p, std::size_t n, const Call& call
 
 void bm_int_quant(benchmark::State& st, lowbit::rounding_mode mode, pattern p, std::size_t n,
                   bool simd) {
-  const lowbit::int_quant<> q{.is_signed = true, .narrow = false, .rounding = mode, .use_simd = simd};
+  const lowbit::int_quant<> q{.is_signed = true, .narrow = false, .rounding = mode};
+  const lowbit::detail::simd_scope path(simd);  // the SIMD body or the scalar kernels
   bm_pattern(st, p, n, [&](const auto& x, const auto& s, auto& y) { q(x, s, 0.0f, 8.0f, y); });
 }
 

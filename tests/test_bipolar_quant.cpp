@@ -66,9 +66,11 @@ TEST_CASE("bipolar_quant: per-channel scale, rank growth, SIMD equals scalar", "
   std::vector<float> a(3 * 41), b(3 * 41);
   op(strided_view<const float>(x.data(), {3, 41}), strided_view<const float>(s.data(), {3, 1}), 
      strided_view<float>(a.data(), {3, 41}));
-  op.use_simd = false;
-  op(strided_view<const float>(x.data(), {3, 41}), strided_view<const float>(s.data(), {3, 1}),
-     strided_view<float>(b.data(), {3, 41}));
+  {
+    const lowbit::detail::simd_scope scalar(false);  // the scalar kernels
+    op(strided_view<const float>(x.data(), {3, 41}), strided_view<const float>(s.data(), {3, 1}),
+       strided_view<float>(b.data(), {3, 41}));
+  }
   CHECK(lowbit_test::first_bit_difference(a, b) == -1);
   for (std::size_t c = 0; c < 3; ++c)
     for (std::size_t i = 0; i < 41; ++i) {
@@ -84,7 +86,7 @@ TEST_CASE("bipolar_quant: per-channel scale, rank growth, SIMD equals scalar", "
     std::vector<float> xs(x.begin(), x.begin() + n), ya(n + 1, 7.0f), yb(n + 1, 7.0f);
     lowbit::bipolar_quant<> r;
     r(xs, 0.25f, std::span<float>(ya.data(), n));
-    r.use_simd = false;
+    const lowbit::detail::simd_scope scalar(false);  // the scalar kernels
     r(xs, 0.25f, std::span<float>(yb.data(), n));
     CHECK(lowbit_test::first_bit_difference(ya, yb) == -1);
     CHECK(ya[n] == 7.0f);

@@ -173,7 +173,7 @@ TEST_CASE("int_quant reads and writes element offsets past 2^32 (sparse memory)"
   q(lowbit::strided_view<const float>(xs.data(), {rows, cols}), lowbit::strided_view<const float>(scales, {rows, 1}),
     0.0f, 8.0f, lowbit::strided_view<float>(want.data(), {rows, cols}));
   for (bool simd : {true, false}) {
-    q.use_simd = simd;
+    const lowbit::detail::simd_scope simd_176(simd);  // the SIMD body or the scalar kernels
     q(lowbit::strided_view<const float>(xv), lowbit::strided_view<const float>(sv), 0.0f, 8.0f, yv);
     bool same = true;
     for (std::size_t i = 0; i < rows; ++i)
@@ -227,14 +227,14 @@ TEST_CASE("the engine visits 2^31 + 2^16 positions, its output folded onto a sma
   cd.data = &zero;
   nd<const float> hd = cd;
   hd.data = &hi;
-  const auto plan = lowbit::detail::make_plan<7>(shape{K, M}, {&xd, &sd, &cd, &cd, &hd, &cd, &yd});
+  const auto plan = lowbit::detail::make_engine_plan<5>(shape{K, M}, xd, {&sd, &cd, &cd, &hd, &cd}, yd);
   const std::array<const float*, 5> params{s.data(), &zero, &zero, &hi, &zero};
   lowbit::execution one;
   one.stream_min_elements = std::numeric_limits<std::size_t>::max();
   for (bool simd : {true, false}) {
     std::fill(y.begin(), y.end(), -1.0f);
-    lowbit::detail::elementwise(plan, x.data(), params, y.data(), [&](auto loaded, const auto& pc) {
-      lowbit::detail::run_piece<decltype(loaded)::value>(
+    lowbit::detail::elementwise(plan, x.data(), params, y.data(), [&](const lowbit::detail::piece<float, 5>& pc) {
+      lowbit::detail::run_piece(
           lowbit::detail::int_quant_kernel<lowbit::semantics::reference, lowbit::rounding_mode::half_even>{}, pc, simd);
     }, one);
     CHECK(lowbit_test::first_bit_difference(y, want) == -1);

@@ -75,3 +75,139 @@ TEST_CASE("io_types_ok accepts the operators' argument types", "[elementwise]") 
   // The rejections are static_asserts (one diagnostic each), so they are
   // compile-fail cases and not instantiated here.
 }
+
+// ---- the engine: index-aware kernels ------------------------------------------
+
+namespace {
+
+/// Writes each element's flat output position (plus 0 * each parameter, so
+/// that loaded pieces read them): y[i] == i in row-major order, exactly
+/// (double holds every index here).
+struct write_index {
+  static constexpr bool index_aware = true;
+  template <class V>
+  V operator()(lowbit::detail::element_index ix, V x, V p0, V p1) const noexcept {
+    using T = lowbit::detail::lane_t<V>;
+    if constexpr (lowbit::detail::is_batch_v<V>) {
+      alignas(64) T lanes[V::size];
+      for (std::size_t j = 0; j < V::size; ++j)
+        lanes[j] = static_cast<T>(ix.first + j * static_cast<std::size_t>(ix.step));
+      return V::load_aligned(lanes) + x * T(0) + p0 * T(0) + p1 * T(0);
+    } else {
+      return static_cast<T>(ix.first) + x * T(0) + p0 * T(0) + p1 * T(0);
+    }
+  }
+};
+
+nd<double> out_view(double* p, const std::vector<std::size_t>& ext, const std::vector<std::ptrdiff_t>& str) {
+  nd<double> d;
+  d.data = p;
+  d.rank = ext.size();
+  for (std::size_t r = 0; r < ext.size(); ++r) {
+    d.ext[r] = ext[r];
+    d.str[r] = str[r];
+  }
+  return d;
+}
+
+nd<const double> in_view(const double* p, const std::vector<std::size_t>& ext, const std::vector<std::ptrdiff_t>& str) {
+  nd<const double> d;
+  d.data = p;
+  d.rank = ext.size();
+  for (std::size_t r = 0; r < ext.size(); ++r) {
+    d.ext[r] = ext[r];
+    d.str[r] = str[r];
+  }
+  return d;
+}
+
+/// The row-major positions of `ext`, each mapped to y's element offset.
+std::vector<std::ptrdiff_t> offsets(const std::vector<std::size_t>& ext, const std::vector<std::ptrdiff_t>& str) {
+  std::size_t n = 1;
+  for (std::size_t e : ext) n *= e;
+  std::vector<std::ptrdiff_t> o(n);
+  for (std::size_t f = 0; f < n; ++f) {
+    std::size_t rest = f;
+    std::ptrdiff_t off = 0;
+    for (std::size_t r = ext.size(); r-- > 0;) {
+      off += static_cast<std::ptrdiff_t>(rest % ext[r]) * str[r];
+      rest /= ext[r];
+    }
+    o[f] = off;
+  }
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("Pieces carry each element's flat output position: 1 and 2 threads, SIMD and scalar, every pattern",
+          "[elementwise][index]") {
+  using lowbit::shape;
+  struct pattern {
+    const char* name;
+    std::vector<std::size_t> ext;
+    std::vector<std::ptrdiff_t> ystr;          // y's strides (elements), base offset chosen so all >= 0
+    std::vector<std::size_t> pext;             // parameter 0's extents (broadcast against ext)
+  };
+  const std::vector<pattern> patterns = {
+      {"flat per-tensor", {1000}, {1}, {}},
+      {"flat per-element", {1000}, {1}, {1000}},
+      {"per-channel short rows (row mode)", {37, 40}, {40, 1}, {37, 1}},
+      {"per-channel long rows", {5, 700}, {700, 1}, {5, 1}},
+      {"per-column (2-D tile, buffered parameter)", {9, 24}, {24, 1}, {24}},
+      {"transposed y (scattered)", {30, 17}, {1, 30}, {17}},
+      {"strided y", {3, 4, 50}, {400, 100, 2}, {4, 1}},
+      {"negative stride y", {20, 33}, {-33, 1}, {}},
+      {"rank 4, broadcast middle", {2, 3, 5, 7}, {105, 35, 7, 1}, {3, 1, 1}},
+      {"threads: 2^18 elements", {512, 512}, {512, 1}, {512, 1}},
+      {"threads: 2^18 per-element", {1 << 18}, {1}, {1 << 18}},
+  };
+  for (const pattern& pt : patterns) {
+    std::size_t n = 1;
+    for (std::size_t e : pt.ext) n *= e;
+    const std::vector<std::ptrdiff_t> yo = offsets(pt.ext, pt.ystr);
+    const std::ptrdiff_t lo = *std::min_element(yo.begin(), yo.end());
+    const std::ptrdiff_t hi = *std::max_element(yo.begin(), yo.end());
+    std::vector<double> ybuf(static_cast<std::size_t>(hi - lo + 1));
+    std::vector<double> x(n, 1.5);
+    std::size_t pn = 1;
+    for (std::size_t e : pt.pext) pn *= e;
+    std::vector<double> p0(pn, 2.0);
+    const double p1 = 3.0;
+    std::vector<std::ptrdiff_t> pstr(pt.pext.size());
+    for (std::size_t r = pt.pext.size(), s = 1; r-- > 0;) {
+      pstr[r] = static_cast<std::ptrdiff_t>(s);
+      s *= pt.pext[r];
+    }
+    std::vector<std::ptrdiff_t> xstr(pt.ext.size());
+    for (std::size_t r = pt.ext.size(), s = 1; r-- > 0;) {
+      xstr[r] = static_cast<std::ptrdiff_t>(s);
+      s *= pt.ext[r];
+    }
+    const nd<const double> xd = in_view(x.data(), pt.ext, xstr);
+    const nd<const double> pd = in_view(p0.data(), pt.pext, pstr);
+    nd<const double> sd;
+    sd.rank = 0;
+    sd.data = &p1;
+    const nd<double> yd = out_view(ybuf.data() - lo, pt.ext, pt.ystr);
+    const shape out(pt.ext.begin(), pt.ext.end());
+    const auto plan = lowbit::detail::make_engine_plan<2>(out, xd, {&pd, &sd}, yd);
+    for (unsigned threads : {1u, 2u}) {
+      for (bool simd : {true, false}) {
+        CAPTURE(pt.name, threads, simd);
+        lowbit::execution ex;
+        ex.threads = threads;
+        ex.min_elements_per_thread = 1 << 16;
+        std::fill(ybuf.begin(), ybuf.end(), -1.0);
+        lowbit::detail::elementwise(plan, x.data(), std::array<const double*, 2>{p0.data(), &p1}, yd.data,
+                                    [&](const lowbit::detail::piece<double, 2>& pc) {
+                                      lowbit::detail::run_piece(write_index{}, pc, simd);
+                                    },
+                                    ex);
+        std::size_t bad = 0;
+        for (std::size_t f = 0; f < n; ++f) bad += ybuf[static_cast<std::size_t>(yo[f] - lo)] != double(f);
+        CHECK(bad == 0);
+      }
+    }
+  }
+}

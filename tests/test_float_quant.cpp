@@ -344,9 +344,9 @@ void simd_equals_scalar() {
           auto op = make<S>(m, ov);
           std::vector<float> a(n + mis + 2, sentinel), b(n + mis + 2, sentinel);
           std::span<const float> xs(src.data() + mis, n);
-          op.use_simd = true;
+          const lowbit::detail::simd_scope simd_347(true);  // the SIMD body or the scalar kernels
           op(xs, 0.37f, 4.0f, 3.0f, 7.0f, 448.0f, std::span<float>(a.data() + mis, n));
-          op.use_simd = false;
+          const lowbit::detail::simd_scope simd_349(false);  // the SIMD body or the scalar kernels
           op(xs, 0.37f, 4.0f, 3.0f, 7.0f, 448.0f, std::span<float>(b.data() + mis, n));
           require_same_values(a, b);
           CHECK(bits(a[mis + n]) == bits(sentinel));
@@ -359,9 +359,9 @@ void simd_equals_scalar() {
             bias[i] = f.bias;
             mv[i] = f.max_val;
           }
-          op.use_simd = true;
+          const lowbit::detail::simd_scope simd_362(true);  // the SIMD body or the scalar kernels
           op(xs, 1.0f, eb, mb, bias, mv, std::span<float>(a.data() + mis, n));
-          op.use_simd = false;
+          const lowbit::detail::simd_scope simd_364(false);  // the SIMD body or the scalar kernels
           op(xs, 1.0f, eb, mb, bias, mv, std::span<float>(b.data() + mis, n));
           require_same_values(a, b);
         }

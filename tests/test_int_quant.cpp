@@ -146,7 +146,7 @@ TEST_CASE("a negative zero point: the output is numpy's clip, bit for bit", "[in
             }
             for (bool simd : {true, false}) {
               auto op = make<semantics::reference>(is_signed, narrow, m);
-              op.use_simd = simd;
+              const lowbit::detail::simd_scope simd_149(simd);  // the SIMD body or the scalar kernels
               std::vector<float> got(x.size());
               op(x, scale, zp, bw, got);
               INFO("mode " << lowbit::to_string(m) << " bw " << bw << " signed " << is_signed << " narrow "
@@ -224,9 +224,9 @@ void simd_equals_scalar() {
           // Odd parameters on even misalignments, scale 1 and zeropt 0 (small
           // negative y, so signed zeros) on odd ones.
           const T scale = mis % 2 ? T(1) : T(0.37), zp = mis % 2 ? T(0) : T(1);
-          op.use_simd = true;
+          const lowbit::detail::simd_scope simd_227(true);  // the SIMD body or the scalar kernels
           op(xin, scale, zp, bw, std::span<T>(a.data() + mis, n));
-          op.use_simd = false;
+          const lowbit::detail::simd_scope simd_229(false);  // the SIMD body or the scalar kernels
           op(xin, scale, zp, bw, std::span<T>(b.data() + mis, n));
           INFO("mode " << lowbit::to_string(m) << " variant " << variant << " n " << n << " mis " << mis);
           require_same_bits(a, b);
@@ -290,9 +290,9 @@ void pow2_scale_equals_division(T scale) {
   std::vector<T> a(x.size()), b(x.size());
   for (rounding_mode m : lowbit::all_rounding_modes) {
     auto op = make<S>(true, false, m);
-    op.use_simd = true;
+    const lowbit::detail::simd_scope simd_293(true);  // the SIMD body or the scalar kernels
     op(x, scale, T(0), T(8), a);
-    op.use_simd = false;
+    const lowbit::detail::simd_scope simd_295(false);  // the SIMD body or the scalar kernels
     op(x, scale, T(0), T(8), b);
     INFO("mode " << lowbit::to_string(m) << " scale " << scale);
     require_same_bits(a, b);

@@ -149,9 +149,9 @@ TEST_CASE("minifloat_quant equals the decode-table oracle at every code, midpoin
       INFO("E" << f.exponent_bits << "M" << f.mantissa_bits << " saturation " << f.saturation << " "
                << lowbit::to_string(m));
       lowbit::minifloat_quant<semantics::exact> q{.format = f, .rounding = m};
-      q.use_simd = true;
+      const lowbit::detail::simd_scope simd_152(true);  // the SIMD body or the scalar kernels
       q(x, 1.0f, a);
-      q.use_simd = false;
+      const lowbit::detail::simd_scope simd_154(false);  // the SIMD body or the scalar kernels
       q(x, 1.0f, b);
       for (std::size_t i = 0; i < x.size(); ++i) {
         const float want = oracle(x[i], m);

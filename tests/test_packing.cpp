@@ -3,6 +3,7 @@
 // trips for every length 0 to 70 (body and tail, from every misalignment),
 // and rejected input leaving the output untouched.
 #include <lowbit/packing.hpp>
+#include <lowbit/codes.hpp>  // the round trip through quantize_codes
 
 #include <algorithm>
 #include <climits>

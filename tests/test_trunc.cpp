@@ -384,9 +384,9 @@ void simd_equals_scalar() {
           INFO("mode " << lowbit::to_string(m) << " variant " << variant << " n " << n << " mis " << mis);
           {
             std::vector<T> a(n + mis + 2, sentinel), b(n + mis + 2, sentinel);
-            op.use_simd = true;
+            const lowbit::detail::simd_scope simd_387(true);  // the SIMD body or the scalar kernels
             op(xin, scale, zp, T(8), out_scale, obw, std::span<T>(a.data() + mis, n));
-            op.use_simd = false;
+            const lowbit::detail::simd_scope simd_389(false);  // the SIMD body or the scalar kernels
             op(xin, scale, zp, T(8), out_scale, obw, std::span<T>(b.data() + mis, n));
             require_same_bits(a, b);
             for (std::size_t i = 0; i < mis; ++i) CHECK(bits(a[i]) == bits(sentinel));
@@ -395,9 +395,9 @@ void simd_equals_scalar() {
           }
           {
             std::vector<T> a(n + mis + 2, sentinel), b(n + mis + 2, sentinel);
-            op1.use_simd = true;
+            const lowbit::detail::simd_scope simd_398(true);  // the SIMD body or the scalar kernels
             op1(xin, scale, zp, T(8), obw, std::span<T>(a.data() + mis, n));
-            op1.use_simd = false;
+            const lowbit::detail::simd_scope simd_400(false);  // the SIMD body or the scalar kernels
             op1(xin, scale, zp, T(8), obw, std::span<T>(b.data() + mis, n));
             require_same_bits(a, b);
             for (std::size_t i = 0; i < mis; ++i) CHECK(bits(a[i]) == bits(sentinel));
@@ -485,9 +485,9 @@ TEST_CASE("trunc: a per-element t (inf, 2^-126, 2^126, or one not invertible): S
     for (rounding_mode m : lowbit::all_rounding_modes) {
       INFO("mode " << lowbit::to_string(m) << " invertible " << invertible);
       auto op = make(false, false, m);
-      op.use_simd = true;
+      const lowbit::detail::simd_scope simd_488(true);  // the SIMD body or the scalar kernels
       op(x, scale, 0.25f, 8.0f, osc, 6.0f, y);
-      op.use_simd = false;
+      const lowbit::detail::simd_scope simd_490(false);  // the SIMD body or the scalar kernels
       op(x, scale, 0.25f, 8.0f, osc, 6.0f, want);
       lowbit_test::require_same_bits(y, want);
     }

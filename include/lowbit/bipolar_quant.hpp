@@ -67,13 +67,14 @@ struct bipolar_quant_kernel {
  */
 template <semantics S = semantics::reference>
 struct bipolar_quant {
-  /// Run the SIMD body (true) or the scalar kernel only (false); the results
-  /// are identical bit for bit.
-  bool use_simd = true;
   /// Threads for large calls (opt-in; bit-identical results): lowbit::execution.
   execution exec{};
 
   static constexpr const char* name = "lowbit::bipolar_quant";
+  /// The operator protocol (detail/protocol.hpp).
+  using inputs = detail::names<"scale">;
+  using operands = detail::names<"scale">;
+  static constexpr bool accepts_double = true;
   /// BipolarQuant has no attributes (lowbit::set_attribute rejects every name).
   static constexpr auto attributes() { return std::tuple<>{}; }
 
@@ -115,12 +116,13 @@ struct bipolar_quant {
     detail::check_output(name, yd, out);
     detail::check_output_memory<T, 1>(name, yd, xs.d, {{{"scale", &ss.d}}});
     if constexpr (S == semantics::exact) detail::check_scale_positive(name, "scale", ss.d);
-    const auto plan = detail::make_plan<3>(out, {&xs.d, &ss.d, &yd});
-    const std::array<const T*, 1> params{ss.d.data};
-    const bool simd = use_simd;
-    detail::elementwise(plan, xs.d.data, params, yd.data,
-                        [&](auto loaded, const detail::piece<T, 1>& pc) {
-      detail::run_piece<decltype(loaded)::value>(detail::bipolar_quant_kernel<S, St>{}, pc, simd);
+    std::array<const detail::nd<const T>*, operands::size> ops{};
+    ops[operands::index<"scale">] = &ss.d;
+    const auto plan = detail::make_engine_plan(out, xs.d, ops, yd);
+    const auto params = detail::data_of(ops);
+    const bool simd = detail::simd_enabled();
+    detail::elementwise(plan, xs.d.data, params, yd.data, [&](const detail::piece<T, operands::size>& pc) {
+      detail::run_piece(detail::bipolar_quant_kernel<S, St>{}, pc, simd);
     }, exec);
   }
 };

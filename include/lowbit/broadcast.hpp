@@ -13,6 +13,7 @@
 #include <initializer_list>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "config.hpp"
 #include "error.hpp"
@@ -172,7 +173,7 @@ loop_plan<N> make_plan(const shape& out, const std::array<const nd_geom*, N>& op
 /**
  * Calls `f(offsets)` for the positions [first, last) of the row-major order
  * of the plan's dimensions [0, rank), where `offsets[k]` is operand k's
- * element offset there. For tiles: the caller lowers `rank` to leave the
+ * element offset there; stops early when f returns false. For tiles: the caller lowers `rank` to leave the
  * innermost dimensions out. (A part of a multi-threaded call is a range.)
  */
 template <std::size_t N, class F>
@@ -187,7 +188,11 @@ void for_each_outer_range(const loop_plan<N>& p, std::size_t first, std::size_t 
     for (std::size_t k = 0; k < N; ++k) off[k] += p.str[k][d] * static_cast<std::ptrdiff_t>(idx[d]);
   }
   for (std::size_t pos = first;;) {
-    f(off);
+    if constexpr (std::is_same_v<decltype(f(off)), bool>) {
+      if (!f(off)) return;  // f asked to stop
+    } else {
+      f(off);
+    }
     if (++pos == last) return;
     for (std::size_t d = p.rank; d-- > 0;) {
       // Step or wrap around: the offsets never leave the operand's span
@@ -228,6 +233,49 @@ void for_each_run(const loop_plan<N>& p, F&& f) {
   outer.rank = p.rank - 1;
   const std::size_t n = p.run_length();
   for_each_outer(outer, [&](const std::array<std::ptrdiff_t, N>& off) { f(off, n); });
+}
+
+/**
+ * The broadcast walker: calls `f(flat, offsets)` for every position of the
+ * shape `s` in row-major order, where `flat` is the position's row-major
+ * index and `offsets[k]` the element offset of operand k (`ops[k]`
+ * broadcast against s). Stops early when f returns false. Every walk over
+ * broadcast tensors outside the engine (validation, derived parameters,
+ * codes) goes through here.
+ */
+template <std::size_t N, class F>
+void for_each_position(const shape& s, const std::array<const nd_geom*, N>& ops, F&& f) {
+  const loop_plan<N> p = make_plan<N>(s, ops);
+  if (p.count == 0) return;
+  std::size_t flat = 0;
+  for_each_outer_range(p, 0, p.count, [&](const std::array<std::ptrdiff_t, N>& off) {
+    if constexpr (std::is_same_v<std::invoke_result_t<F&, std::size_t, const std::array<std::ptrdiff_t, N>&>, bool>)
+      return f(flat++, off);
+    else
+      f(flat++, off);
+  });
+}
+
+/// `f(flat, offset)` for every element of `g` in row-major order (the
+/// walker over one operand); stops early when f returns false.
+template <class F>
+void for_each_element(const nd_geom& g, F&& f) {
+  for_each_position<1>(g.get_shape(), {&g}, [&](std::size_t flat, const std::array<std::ptrdiff_t, 1>& off) {
+    return f(flat, off[0]);
+  });
+}
+
+/// The offset of the element of `g` that broadcasts to row-major position
+/// `flat` of `out` (one position: for messages).
+inline std::ptrdiff_t broadcast_offset(const nd_geom& g, const shape& out, std::size_t flat) noexcept {
+  std::ptrdiff_t off = 0;
+  const std::size_t lead = out.rank() - g.rank;
+  for (std::size_t r = out.rank(); r-- > 0;) {
+    const std::size_t i = out[r] ? flat % out[r] : 0;
+    flat = out[r] ? flat / out[r] : 0;
+    if (r >= lead && g.ext[r - lead] != 1) off += static_cast<std::ptrdiff_t>(i) * g.str[r - lead];
+  }
+  return off;
 }
 
 }  // namespace detail

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "bipolar_quant.hpp"
+#include "code_type.hpp"
 #include "broadcast.hpp"
 #include "config.hpp"
 #include "detail/elementwise.hpp"
@@ -43,43 +44,7 @@
 
 LOWBIT_BEGIN_NAMESPACE
 
-/**
- * The element types codes can have: int8, uint8, int16, uint16 and int32.
- * A signed range needs a signed type; an unsigned type holds BipolarQuant
- * (and signed 1-bit IntQuant) codes as bits: 0 for -1, 1 for +1.
- */
-template <class C>
-concept code_type = std::same_as<C, std::int8_t> || std::same_as<C, std::uint8_t> ||
-                    std::same_as<C, std::int16_t> || std::same_as<C, std::uint16_t> ||
-                    std::same_as<C, std::int32_t>;
-
 namespace detail {
-
-template <class C>
-constexpr const char* code_type_name() noexcept {
-  if constexpr (std::is_same_v<C, std::int8_t>) return "int8";
-  else if constexpr (std::is_same_v<C, std::uint8_t>) return "uint8";
-  else if constexpr (std::is_same_v<C, std::int16_t>) return "int16";
-  else if constexpr (std::is_same_v<C, std::uint16_t>) return "uint16";
-  else return "int32";
-}
-
-/// Calls f(flat, offset) for every element of `g` in row-major order.
-template <class F>
-void for_each_offset(const nd_geom& g, F&& f) {
-  const std::size_t count = g.get_shape().count();
-  std::array<std::size_t, max_rank> idx{};
-  std::ptrdiff_t off = 0;
-  for (std::size_t flat = 0; flat < count; ++flat) {
-    f(flat, off);
-    for (std::size_t r = g.rank; r-- > 0;) {
-      off += g.str[r];
-      if (++idx[r] < g.ext[r]) break;
-      off -= static_cast<std::ptrdiff_t>(g.ext[r]) * g.str[r];
-      idx[r] = 0;
-    }
-  }
-}
 
 /// True when `g` is row-major contiguous (strides of size 1 ignored).
 inline bool is_row_major(const nd_geom& g) noexcept {
@@ -94,16 +59,7 @@ inline bool is_row_major(const nd_geom& g) noexcept {
 /// The element of `g` that broadcasts to row-major position `flat` of `out`.
 template <class T>
 T broadcast_value(const nd<const T>& g, const shape& out, std::size_t flat) {
-  std::array<std::size_t, max_rank> idx{};
-  for (std::size_t r = out.rank(); r-- > 0;) {
-    idx[r] = out[r] ? flat % out[r] : 0;
-    flat = out[r] ? flat / out[r] : 0;
-  }
-  std::ptrdiff_t off = 0;
-  const std::size_t lead = out.rank() - g.rank;
-  for (std::size_t i = 0; i < g.rank; ++i)
-    if (g.ext[i] != 1) off += static_cast<std::ptrdiff_t>(idx[lead + i]) * g.str[i];
-  return g.data[off];
+  return g.data[broadcast_offset(g, out, flat)];
 }
 
 /// The codes output argument: a view of a code_type.
@@ -153,7 +109,8 @@ template <class C, class T>
 }
 
 /// Checks the clamp limits of every bit-width element against C's range.
-/// `bits`: C is unsigned and the operator bipolar (codes are bits).
+/// `bipolar_special`: a signed 1-bit element is bipolar (IntQuant, not
+/// Trunc), its codes -1 and +1 (or bits 0 and 1), and is not checked.
 template <class C, semantics S, class T>
 void check_limits(const char* op, const char* role, const nd<const T>& b, bool is_signed, bool narrow,
                   bool bipolar_special) {
@@ -239,7 +196,7 @@ void write_codes(const char* op, const shape& out, const nd<const T>& x, nd<C>& 
     else
       convert_codes(qp, c, n);
   } else {
-    for_each_offset(cd, [&](std::size_t i, std::ptrdiff_t off) {
+    for_each_element(cd, [&](std::size_t i, std::ptrdiff_t off) {
       cd.data[off] = bits ? static_cast<C>(q[i] > T(0)) : static_cast<C>(q[i]);
     });
   }
@@ -257,7 +214,7 @@ std::vector<T> codes_to_values(const char* op, const nd<const C>& cd, bool bits)
     T* const vp = v.data();
     for (std::size_t i = 0; i < n; ++i) vp[i] = static_cast<T>(c[i]);
   } else {
-    for_each_offset(cd, [&](std::size_t i, std::ptrdiff_t off) {
+    for_each_element(cd, [&](std::size_t i, std::ptrdiff_t off) {
       const C c = cd.data[off];
       if (bits) {
         bad |= c > C(1) || c < C(0);
@@ -268,7 +225,7 @@ std::vector<T> codes_to_values(const char* op, const nd<const C>& cd, bool bits)
     });
   }
   if (bad)
-    for_each_offset(cd, [&](std::size_t i, std::ptrdiff_t off) {
+    for_each_element(cd, [&](std::size_t i, std::ptrdiff_t off) {
       const C c = cd.data[off];
       if (c > C(1) || c < C(0))
         throw error(std::string(op) + ": " + element_name("codes", cd, i) + " = " +
@@ -710,7 +667,7 @@ void quantize_codes(const minifloat_quant<S>& mq, const X& x, const Scale& scale
                   detail::format_value(detail::broadcast_value(xs.d, out, i)) + "): " + e.what());
     }
   }
-  detail::for_each_offset(cd, [&](std::size_t i, std::ptrdiff_t off) { cd.data[off] = c[i]; });
+  detail::for_each_element(cd, [&](std::size_t i, std::ptrdiff_t off) { cd.data[off] = c[i]; });
 }
 
 /// Minifloat codes back: `y = decode_minifloat(codes) * scale`. Codes of a
@@ -738,7 +695,7 @@ void dequantize(const minifloat_quant<S>& mq, const Codes& codes, const Scale& s
   // A code is a bit pattern 0 .. 2^nbits - 1 (nbits <= C's digits: a
   // signed C's negative values are never patterns).
   const long long limit = 1LL << nbits;
-  detail::for_each_offset(cd, [&](std::size_t i, std::ptrdiff_t off) {
+  detail::for_each_element(cd, [&](std::size_t i, std::ptrdiff_t off) {
     const C c = cd.data[off];
     if (static_cast<long long>(c) < 0 || static_cast<long long>(c) >= limit)
       throw error(std::string(name) + ": " + detail::element_name("codes", cd, i) + " = " +

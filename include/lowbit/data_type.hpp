@@ -228,7 +228,7 @@ class data_type {
       case kind::fixed: return (std::ldexp(1.0, bits_ - 1) - 1.0) * scale_factor();
       case kind::arb_float:
         // No bit pattern reserved for inf or NaN (as QONNX).
-        return (2.0 - std::ldexp(1.0, -m_)) * std::ldexp(1.0, (1 << a_) - 1 - bias_);
+        return detail::minifloat_largest<double>(m_, (1LL << a_) - 1 - bias_);
       case kind::float32: return static_cast<double>(std::numeric_limits<float>::max());
       case kind::float16: return 65504.0;
       case kind::scaled_int: break;

@@ -126,7 +126,7 @@ void reset() noexcept;
  *
  * `op` is a lowbit::int_quant, trunc, trunc_v1, bipolar_quant, float_quant
  * or minifloat_quant in either semantics; all of its attributes are used
- * (`use_simd` too).
+ * (and this thread's detail::simd_scope, for tests).
  *
  * @throws lowbit::error as `op` does (the message is the same); y is then
  *         unchanged.
@@ -142,10 +142,11 @@ template <class Op, tensor_arg X, tensor_arg... Rest>
 void run(const Op& op, const X& x, Rest&&... rest) {
   using T = std::remove_cv_t<lowbit::detail::element_t<const X&>>;
   constexpr abi::op_id id = lowbit::detail::dispatch_op<Op>::id;
-  constexpr abi::op_signature sig = abi::signature_of<id>;
-  static_assert(sizeof...(Rest) == sig.inputs,
+  // The arity and element types come from the operator's protocol.
+  constexpr std::size_t inputs = lowbit::detail::input_count<Op>;
+  static_assert(sizeof...(Rest) == inputs,
                 "lowbit::dispatch::run: expected the operator, x, each of the operator's parameters, and y");
-  static_assert(std::is_same_v<T, float> || (std::is_same_v<T, double> && sig.has_double),
+  static_assert(std::is_same_v<T, float> || (std::is_same_v<T, double> && Op::accepts_double),
                 "lowbit::dispatch::run: x must be a float tensor (or double, for every operator but "
                 "float_quant)");
   const auto i = static_cast<std::size_t>(id);
@@ -156,8 +157,8 @@ void run(const Op& op, const X& x, Rest&&... rest) {
     entry = t.f32[i][s];
   else
     entry = t.f64[i][s];
-  lowbit::detail::dispatch_call<T>(entry, abi::to_abi(op), std::forward_as_tuple(x, std::forward<Rest>(rest)...),
-                                   std::make_index_sequence<sig.inputs>{});
+  lowbit::detail::dispatch_call<T>(entry, abi::to_abi(op, detail::simd_enabled()), std::forward_as_tuple(x, std::forward<Rest>(rest)...),
+                                   std::make_index_sequence<inputs>{});
 }
 
 /// minifloat_quant: float_quant with the format's values as its parameters,

@@ -69,17 +69,10 @@ error_stats_result error_stats(const X& x, const Y& y, double range_lo = -std::n
   error_stats_result r;
   double se = 0, sx = 0, sd = 0;
   std::size_t clipped = 0;
-  // y's elements in the same row-major order as x's.
-  const detail::nd<const T>& yd = ys.d;
-  std::array<std::size_t, max_rank> idx{};
-  detail::visit_elements(xs.d, [&](T xv, std::size_t) {
-    std::ptrdiff_t off = 0;
-    for (std::size_t k = 0; k < yd.rank; ++k) off += static_cast<std::ptrdiff_t>(idx[k]) * yd.str[k];
-    for (std::size_t k = yd.rank; k-- > 0;) {
-      if (++idx[k] < yd.ext[k]) break;
-      idx[k] = 0;
-    }
-    const T yv = yd.data[off];
+  // x's and y's elements side by side, in row-major order.
+  detail::for_each_position<2>(xs.get_shape(), {&xs.d, &ys.d},
+                               [&](std::size_t, const std::array<std::ptrdiff_t, 2>& off) {
+    const T xv = xs.d.data[off[0]], yv = ys.d.data[off[1]];
     if (!std::isfinite(xv) || !std::isfinite(yv)) {
       ++r.nonfinite;
       return true;

@@ -24,6 +24,8 @@
 #include "config.hpp"
 #include "detail/divide.hpp"
 #include "detail/elementwise.hpp"
+#include "detail/int_lanes.hpp"
+#include "detail/minifloat_constants.hpp"
 #include "detail/simd.hpp"
 #include "detail/stage.hpp"
 #include "error.hpp"
@@ -34,98 +36,6 @@
 LOWBIT_BEGIN_NAMESPACE
 
 namespace detail {
-
-// ---- int32 lanes next to float lanes ----------------------------------------
-
-template <class V>
-struct fq_int {
-  using type = std::int32_t;
-};
-template <class A>
-struct fq_int<xsimd::batch<float, A>> {
-  using type = xsimd::batch<std::int32_t, A>;
-};
-template <class V>
-using fq_int_t = typename fq_int<V>::type;
-
-LOWBIT_ALWAYS_INLINE std::int32_t fq_bits(float v) noexcept { return std::bit_cast<std::int32_t>(v); }
-template <class A>
-LOWBIT_ALWAYS_INLINE xsimd::batch<std::int32_t, A> fq_bits(const xsimd::batch<float, A>& v) noexcept {
-  return detail::bit_cast_batch<std::int32_t>(v);
-}
-LOWBIT_ALWAYS_INLINE float fq_float(std::int32_t v) noexcept { return std::bit_cast<float>(v); }
-template <class A>
-LOWBIT_ALWAYS_INLINE xsimd::batch<float, A> fq_float(const xsimd::batch<std::int32_t, A>& v) noexcept {
-  return detail::bit_cast_batch<float>(v);
-}
-/// Float holding a small integer value -> int32 (exact).
-LOWBIT_ALWAYS_INLINE std::int32_t fq_to_int(float v) noexcept { return static_cast<std::int32_t>(v); }
-template <class A>
-LOWBIT_ALWAYS_INLINE xsimd::batch<std::int32_t, A> fq_to_int(const xsimd::batch<float, A>& v) noexcept {
-  return xsimd::batch_cast<std::int32_t>(v);
-}
-LOWBIT_ALWAYS_INLINE std::int32_t fq_imax(std::int32_t a, std::int32_t b) noexcept { return a > b ? a : b; }
-LOWBIT_ALWAYS_INLINE std::int32_t fq_imin(std::int32_t a, std::int32_t b) noexcept { return a < b ? a : b; }
-// Integer max/min: one instruction from SSE4.1 on (no NaN to worry about).
-template <class A>
-LOWBIT_ALWAYS_INLINE xsimd::batch<std::int32_t, A> fq_imax(const xsimd::batch<std::int32_t, A>& a,
-                                                           const xsimd::batch<std::int32_t, A>& b) noexcept {
-  return xsimd::max(a, b);
-}
-template <class A>
-LOWBIT_ALWAYS_INLINE xsimd::batch<std::int32_t, A> fq_imin(const xsimd::batch<std::int32_t, A>& a,
-                                                           const xsimd::batch<std::int32_t, A>& b) noexcept {
-  return xsimd::min(a, b);
-}
-LOWBIT_ALWAYS_INLINE std::int32_t fq_iselect(bool m, std::int32_t a, std::int32_t b) noexcept {
-  return m ? a : b;
-}
-template <class A>
-LOWBIT_ALWAYS_INLINE xsimd::batch<std::int32_t, A> fq_iselect(
-    const xsimd::batch_bool<std::int32_t, A>& m, const xsimd::batch<std::int32_t, A>& a,
-    const xsimd::batch<std::int32_t, A>& b) noexcept {
-  return xsimd::select(m, a, b);
-}
-LOWBIT_ALWAYS_INLINE std::int32_t fq_gather(const std::int32_t* t, std::int32_t i) noexcept { return t[i]; }
-template <class A>
-LOWBIT_ALWAYS_INLINE xsimd::batch<std::int32_t, A> fq_gather(const std::int32_t* t,
-                                                             const xsimd::batch<std::int32_t, A>& i) noexcept {
-  return xsimd::batch<std::int32_t, A>::gather(t, i);
-}
-LOWBIT_ALWAYS_INLINE bool fq_any(bool a) noexcept { return a; }
-LOWBIT_ALWAYS_INLINE bool fq_all(bool a) noexcept { return a; }
-template <class T, class A>
-LOWBIT_ALWAYS_INLINE bool fq_all(const xsimd::batch_bool<T, A>& a) noexcept {
-  return xsimd::all(a);
-}
-template <class T, class A>
-LOWBIT_ALWAYS_INLINE bool fq_any(const xsimd::batch_bool<T, A>& a) noexcept {
-  return xsimd::any(a);
-}
-LOWBIT_ALWAYS_INLINE bool fq_and(bool a, bool b) noexcept { return a && b; }
-LOWBIT_ALWAYS_INLINE bool fq_or(bool a, bool b) noexcept { return a || b; }
-template <class T, class A>
-LOWBIT_ALWAYS_INLINE xsimd::batch_bool<T, A> fq_and(const xsimd::batch_bool<T, A>& a,
-                                                    const xsimd::batch_bool<T, A>& b) noexcept {
-  return a & b;
-}
-template <class T, class A>
-LOWBIT_ALWAYS_INLINE xsimd::batch_bool<T, A> fq_or(const xsimd::batch_bool<T, A>& a,
-                                                   const xsimd::batch_bool<T, A>& b) noexcept {
-  return a | b;
-}
-
-/// 2^u as a float for any int32 u: exact for -149 <= u <= 127, +0 below
-/// (2^-150 rounds to even, i.e. 0), +inf above. Two normal powers of two and
-/// one correctly rounded product.
-template <class I>
-LOWBIT_ALWAYS_INLINE auto fq_pow2(const I& u) noexcept {
-  const I u1 = fq_imin(fq_imax(u, I(-126)), I(127));
-  const I u2 = fq_imin(fq_imax(u - u1, I(-126)), I(1));
-  const auto p1 = fq_float(I((u1 + I(127)) << 23));
-  const auto p2 = fq_float(I((u2 + I(127)) << 23));
-  return p1 * p2;
-}
 
 /**
  * The rounding of float32 log2 near powers of two, per biased exponent `be`
@@ -176,8 +86,11 @@ enum class fq_overflow { saturate, infinity, nan };
  * number, rounded once). The general path handles everything else.
  */
 /// St: the whole operator, q only, or q (passed as X) to Y (detail::stage).
-template <rounding_mode M, fq_overflow OV, stage St = stage::fake>
+template <rounding_mode M, stage St = stage::fake>
 struct float_quant_ref_kernel : scale_divider {
+  /// How an overflow resolves: a run-time member (a branch per batch, always
+  /// predicted), so that the kernel is compiled once per mode, not thrice.
+  fq_overflow ov = fq_overflow::saturate;
   const std::int32_t* thr = nullptr;
   bool general = true;  ///< m or emin vary over the piece, or leave the fast range
   /// For the fast path (general false): the piece's m, and emin + 127 (the
@@ -188,50 +101,50 @@ struct float_quant_ref_kernel : scale_divider {
 
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V X, V scale, V mant, V emin, V maxv) const noexcept {
-    using I = fq_int_t<V>;
+    using I = int_lanes_t<V>;
     if constexpr (St == stage::dequant) return X * scale;
     const V x = this->divide(X, scale);
     const V a = detail::abs(x) + V(std::numeric_limits<float>::min());
-    const I ab = fq_bits(a);
+    const I ab = float_bits(a);
     const I be = ab >> 23;  // a >= +0 (abs clears a NaN's sign too)
     // Only mantissas within 64 ulps of the top of their binade can round up
     // in log2; be = 255 is an infinite or NaN x.
     const auto near_top = (ab & I(0x7fffc0)) == I(0x7fffc0);
     V y, p;
-    if (general || fq_any(fq_or(near_top, be == I(255)))) {
+    if (general || any_lane(mask_or(near_top, be == I(255)))) {
       I k = be - I(127);
-      if (fq_any(near_top)) k = k + fq_iselect((ab & I(0x7fffff)) >= fq_gather(thr, be), I(1), I(0));
+      if (any_lane(near_top)) k = k + iselect((ab & I(0x7fffff)) >= igather(thr, be), I(1), I(0));
       // a = inf or NaN: log2 is inf/NaN, 2^e = inf, x / 2^e = NaN.
-      k = fq_iselect(be == I(255), I(1000), k);
-      const I e = fq_imax(k - fq_to_int(mant), fq_to_int(emin));
-      p = fq_pow2(e);
+      k = iselect(be == I(255), I(1000), k);
+      const I e = imax(k - small_to_int(mant), small_to_int(emin));
+      p = exp2_int(e);
       // x / 2^e = x * 2^-e (the same real number, rounded once) whenever
       // 2^-e is a float and 2^e finite, i.e. -127 <= e <= 127; elsewhere
       // (2^e zero, subnormal below 2^-127, or inf) divide.
       const auto direct = (e >= I(-127)) & (e <= I(127));
-      y = x * fq_pow2(I(I(0) - e));
-      if (!fq_all(direct)) y = fq_float(fq_iselect(direct, fq_bits(y), fq_bits(V(x / p))));
+      y = x * exp2_int(I(I(0) - e));
+      if (!all_lanes(direct)) y = bits_float(iselect(direct, float_bits(y), float_bits(V(x / p))));
     } else {
       // The biased exponent of 2^e, max(be - m, emin + 127), in [1, 253]:
       // fewer live constants than forming e first (AVX2 has 16 registers,
       // and each constant spilled is rebuilt in the loop).
-      const I eb = fq_imax(be - I(m_int), I(ebmin));
+      const I eb = imax(be - I(m_int), I(ebmin));
       const I pb = eb << 23;
-      p = fq_float(pb);
-      y = x * fq_float(I(I(254 << 23) - pb));  // 2^-e
+      p = bits_float(pb);
+      y = x * bits_float(I(I(254 << 23) - pb));  // 2^-e
     }
     const V r = detail::round_integral<semantics::reference, M>(y);
     V q = r * p;
     const V nmax = detail::negate(maxv);
-    if constexpr (OV == fq_overflow::saturate) {
+    if (ov == fq_overflow::saturate) {
       // select(q < nmax, nmax, q), then select(q > maxv, maxv, q): exactly
       // the bounds (MAXPS / MINPS, detail/simd.hpp).
       q = detail::bound_above(maxv, detail::bound_below(nmax, q));
-    } else if constexpr (OV == fq_overflow::infinity) {
+    } else if (ov == fq_overflow::infinity) {
       const V inf(std::numeric_limits<float>::infinity());
       q = detail::select(q > maxv, inf, detail::select(q < nmax, detail::negate(inf), q));
     } else {
-      const auto bad = fq_or(fq_or(q > maxv, q < nmax), detail::abs(q) == V(std::numeric_limits<float>::infinity()));
+      const auto bad = mask_or(mask_or(q > maxv, q < nmax), detail::abs(q) == V(std::numeric_limits<float>::infinity()));
       q = detail::select(bad, V(std::numeric_limits<float>::quiet_NaN()), q);
     }
     if constexpr (St == stage::code) return q;
@@ -248,59 +161,61 @@ struct float_quant_ref_kernel : scale_divider {
 /// false keeps the bit technique, for the technique benchmark.
 /// The divider (a base) is the power-of-two scale fast path (scale_divider).
 /// St: the whole operator, q only, or q (passed as X) to Y (detail::stage).
-template <rounding_mode M, fq_overflow OV, bool Magic = M == rounding_mode::half_even, stage St = stage::fake>
+template <rounding_mode M, bool Magic = M == rounding_mode::half_even, stage St = stage::fake>
 struct float_quant_exact_kernel : scale_divider {
+  /// How an overflow resolves (run time, as in float_quant_ref_kernel).
+  fq_overflow ov = fq_overflow::saturate;
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V X, V scale, V mant, V emin, V maxv) const noexcept {
-    using I = fq_int_t<V>;
+    using I = int_lanes_t<V>;
     if constexpr (St == stage::dequant) return X * scale;
     const V x = this->divide(X, scale);
     const V ax = detail::abs(x);
     // Subnormals are normalised by an exact power-of-two product.
-    const I xb = fq_bits(x);
+    const I xb = float_bits(x);
     const auto sub = ((xb >> 23) & I(0xff)) == I(0);
     const V xs = x * V(16777216.0f);
-    const I nb = fq_iselect(sub, fq_bits(xs), xb);
+    const I nb = iselect(sub, float_bits(xs), xb);
     const I be = (nb >> 23) & I(0xff);
-    const I e = be - I(127) - fq_iselect(sub, I(24), I(0));
-    const I u = fq_imax(e - fq_to_int(mant), fq_to_int(emin));
+    const I e = be - I(127) - iselect(sub, I(24), I(0));
+    const I u = imax(e - small_to_int(mant), small_to_int(emin));
     // q = 2^u R(x / 2^u), computed exactly; a zero q keeps x's sign.
     auto by_bits = [&] {
       const I d = u - e;  // >= -m >= -23
       // y = x * 2^-u if d <= 2 (exact: x's significand with exponent -d),
       // else x's significand scaled into [1/4, 1/2): for d >= 2 the true |x / 2^u| is below
       // 1/2 and nonzero, and every rounding mode treats +-[1/4, 1/2) alike.
-      const V y = fq_float(I((nb & I(std::int32_t(0x807fffff))) | I((I(127) - fq_imin(d, I(2))) << 23)));
+      const V y = bits_float(I((nb & I(std::int32_t(0x807fffff))) | I((I(127) - imin(d, I(2))) << 23)));
       const V r = detail::round_integral<semantics::exact, M>(y);
-      const V p = r * fq_pow2(u);                 // exact, or +-inf when 2^u > 2^127
+      const V p = r * exp2_int(u);                 // exact, or +-inf when 2^u > 2^127
       return detail::select(r == V(0.0f), r, p);  // no 0 * inf
     };
     V q;
     if constexpr (Magic) {
       static_assert(M == rounding_mode::half_even, "the magic-number trick rounds to nearest even only");
-      // The magic-number trick, measured 1.6x faster than by_bits (bench
-      // float_quant_technique): with c = 2^(u+23) of x's sign, x + c lies
+      // The magic-number trick, fewer operations than by_bits (the bench
+      // float_quant_technique compares the two): with c = 2^(u+23) of x's sign, x + c lies
       // in [2^(u+23), 2^(u+24)), where the float spacing is 2^u, so the
       // addition rounds x to a multiple of 2^u, ties to even, and the
       // subtraction is exact (Sterbenz). |x| >= c means m = 23 and x is on
       // the grid already. c must be finite: u <= 104, else by_bits.
       const auto big = u > I(104);
-      const V c = detail::copysign(fq_float(I((fq_imin(u, I(104)) + I(23 + 127)) << 23)), x);
+      const V c = detail::copysign(bits_float(I((imin(u, I(104)) + I(23 + 127)) << 23)), x);
       const V t = x + c;
       q = t - c;
       q = detail::select(ax >= detail::abs(c), x, q);
       q = detail::copysign(q, x);
-      if (fq_any(big)) q = fq_float(fq_iselect(big, fq_bits(by_bits()), fq_bits(q)));
+      if (any_lane(big)) q = bits_float(iselect(big, float_bits(by_bits()), float_bits(q)));
     } else {
       q = by_bits();
     }
     // +-0, +-inf and NaN pass through (inf then overflows below).
-    const auto finite_nonzero = fq_and(ax > V(0.0f), ax <= V(std::numeric_limits<float>::max()));
+    const auto finite_nonzero = mask_and(ax > V(0.0f), ax <= V(std::numeric_limits<float>::max()));
     q = detail::select(finite_nonzero, q, x);
     const auto over = detail::abs(q) > maxv;
-    if constexpr (OV == fq_overflow::saturate) {
+    if (ov == fq_overflow::saturate) {
       q = detail::select(over, detail::copysign(maxv, q), q);
-    } else if constexpr (OV == fq_overflow::infinity) {
+    } else if (ov == fq_overflow::infinity) {
       q = detail::select(over, detail::copysign(V(std::numeric_limits<float>::infinity()), q), q);
     } else {
       q = detail::select(over, V(std::numeric_limits<float>::quiet_NaN()), q);
@@ -309,25 +224,6 @@ struct float_quant_exact_kernel : scale_divider {
     return q * scale;
   }
 };
-
-/// Offset of the element of `g` that broadcasts to index `idx` of a shape of rank R.
-inline std::ptrdiff_t broadcast_offset(const nd_geom& g, const std::array<std::size_t, max_rank>& idx,
-                                       std::size_t R) {
-  std::ptrdiff_t off = 0;
-  const std::size_t lead = R - g.rank;
-  for (std::size_t i = 0; i < g.rank; ++i)
-    if (g.ext[i] != 1) off += static_cast<std::ptrdiff_t>(idx[lead + i]) * g.str[i];
-  return off;
-}
-
-/// Row-major flat index of a tensor element (for messages).
-inline std::size_t broadcast_flat(const nd_geom& g, const std::array<std::size_t, max_rank>& idx,
-                                  std::size_t R) {
-  std::size_t flat = 0;
-  const std::size_t lead = R - g.rank;
-  for (std::size_t i = 0; i < g.rank; ++i) flat = flat * g.ext[i] + (g.ext[i] == 1 ? 0 : idx[lead + i]);
-  return flat;
-}
 
 }  // namespace detail
 
@@ -378,12 +274,14 @@ struct float_quant {
   bool has_nan = false;        ///< QONNX attribute `has_nan`.
   bool has_subnormal = true;   ///< QONNX attribute `has_subnormal`; informational, no effect.
   bool saturation = true;      ///< QONNX attribute `saturation`.
-  /// Run the SIMD body (true) or the scalar kernel only (false). Identical results.
-  bool use_simd = true;
   /// Threads for large calls (opt-in; bit-identical results): lowbit::execution.
   execution exec{};
 
   static constexpr const char* name = "lowbit::float_quant";
+  /// The operator protocol (detail/protocol.hpp); float32 only.
+  using inputs = detail::names<"scale", "exponent_bitwidth", "mantissa_bitwidth", "exponent_bias", "max_val">;
+  using operands = detail::names<"scale", "mantissa", "emin", "max">;
+  static constexpr bool accepts_double = false;
   /// The attributes by QONNX name (`has_inf` also by the spec's
   /// `has_infinity`), for lowbit::set_attribute.
   static constexpr auto attributes() {
@@ -520,8 +418,8 @@ struct float_quant {
     T* max_p = store.arr[2];
     // One format (the usual case): its constants are a pure function of the
     // four parameters, so the last one computed on this thread is reused
-    // (the long double arithmetic below costs ~40 ns, a fifth of a call of
-    // 4096 elements). Only formats that passed every check are kept.
+    // (the long double arithmetic below is a visible part of a small call).
+    // Only formats that passed every check are kept.
     struct format_memo {
       std::array<std::uint32_t, 4> key{};
       T mant{}, emin{}, max{};
@@ -538,20 +436,26 @@ struct float_quant {
       emin_p[0] = memo.emin;
       max_p[0] = memo.max;
     } else {
-      std::array<std::size_t, max_rank> idx{};
-      for (std::size_t flat = 0; flat < nf; ++flat) {
-        const T E = es.d.data[detail::broadcast_offset(es.d, idx, R)];
-        const T m = ms.d.data[detail::broadcast_offset(ms.d, idx, R)];
-        const T b = bs.d.data[detail::broadcast_offset(bs.d, idx, R)];
-        const T mv = vs.d.data[detail::broadcast_offset(vs.d, idx, R)];
+      // Each operand's own row-major geometry (operands 4..7): its flat
+      // index, for messages.
+      std::array<detail::nd_geom, 4> own;
+      const std::array<const detail::nd_geom*, 4> fp{&es.d, &ms.d, &bs.d, &vs.d};
+      for (std::size_t k = 0; k < 4; ++k) detail::set_row_major(own[k], fp[k]->rank, fp[k]->ext.data());
+      const shape fcs(detail::unchecked_t{}, fc.data(), R);
+      detail::for_each_position<8>(fcs, {fp[0], fp[1], fp[2], fp[3], &own[0], &own[1], &own[2], &own[3]},
+                                   [&](std::size_t flat, const std::array<std::ptrdiff_t, 8>& off) {
+        const T E = es.d.data[off[0]];
+        const T m = ms.d.data[off[1]];
+        const T b = bs.d.data[off[2]];
+        const T mv = vs.d.data[off[3]];
         auto where = [&] {
-          return detail::element_name("exponent_bitwidth", es.d, detail::broadcast_flat(es.d, idx, R)) + " = " +
+          return detail::element_name("exponent_bitwidth", es.d, static_cast<std::size_t>(off[4])) + " = " +
                  detail::format_value(E) + ", " +
-                 detail::element_name("mantissa_bitwidth", ms.d, detail::broadcast_flat(ms.d, idx, R)) + " = " +
+                 detail::element_name("mantissa_bitwidth", ms.d, static_cast<std::size_t>(off[5])) + " = " +
                  detail::format_value(m) + ", " +
-                 detail::element_name("exponent_bias", bs.d, detail::broadcast_flat(bs.d, idx, R)) + " = " +
+                 detail::element_name("exponent_bias", bs.d, static_cast<std::size_t>(off[6])) + " = " +
                  detail::format_value(b) + ", " +
-                 detail::element_name("max_val", vs.d, detail::broadcast_flat(vs.d, idx, R)) + " = " +
+                 detail::element_name("max_val", vs.d, static_cast<std::size_t>(off[7])) + " = " +
                  detail::format_value(mv);
         };
         // Exponent of the top binade, 2^E - 1 - bias (exact for the range that matters).
@@ -571,12 +475,13 @@ struct float_quant {
           float mx;
           if (std::isinf(mv)) {
             ok = fmt_binary32;
-            mx = ok ? static_cast<float>(std::ldexp(2.0L - std::ldexp(1.0L, -mi), static_cast<int>(top))) : 0.0f;
+            mx = ok ? static_cast<float>(detail::minifloat_largest<long double>(mi, static_cast<long long>(top))) : 0.0f;
           } else if (fmt_above) {
             ok = true;
             mx = mv;
           } else {
-            const long double fmt = std::ldexp(2.0L - std::ldexp(1.0L, -mi), static_cast<int>(std::max(top, -1000.0L)));
+            const long double fmt =
+                detail::minifloat_largest<long double>(mi, static_cast<long long>(std::max(top, -1000.0L)));
             if (static_cast<long double>(mv) <= fmt) {
               ok = true;
               mx = mv;
@@ -592,17 +497,13 @@ struct float_quant {
           max_p[flat] = mx;
         } else {
           const long double t = std::clamp(top, -2000.0L, 2000.0L);
-          const double fmt = static_cast<double>(std::ldexp(2.0L - std::ldexp(1.0L, -mi), static_cast<int>(t)));
+          const double fmt = static_cast<double>(detail::minifloat_largest<long double>(mi, static_cast<long long>(t)));
           const double mxd = std::isnan(mv) ? static_cast<double>(mv) : std::min(fmt, static_cast<double>(mv));
           max_p[flat] = static_cast<float>(mxd);
         }
         mant_p[flat] = m;
         emin_p[flat] = static_cast<float>(std::clamp(emin_l, -1000.0L, exact ? 300.0L : 1000.0L));
-        for (std::size_t r = R; r-- > 0;) {
-          if (++idx[r] < fc[r]) break;
-          idx[r] = 0;
-        }
-      }
+      });
       if (nf == 1) memo = {key, mant_p[0], emin_p[0], max_p[0], true};
     }
     if (out.count() == 0) return;  // the formats were still checked
@@ -618,51 +519,42 @@ struct float_quant {
     emin_d.data = emin_p;
     max_d.data = max_p;
 
-    const auto plan = detail::make_plan<6>(out, {&xs.d, &ss.d, &mant_d, &emin_d, &max_d, &yd});
-    const std::array<const T*, 4> params{ss.d.data, mant_p, emin_p, max_p};
-    const bool simd = use_simd;
+    using O = operands;
+    std::array<const detail::nd<const T>*, O::size> ops{};
+    ops[O::index<"scale">] = &ss.d;
+    ops[O::index<"mantissa">] = &mant_d;
+    ops[O::index<"emin">] = &emin_d;
+    ops[O::index<"max">] = &max_d;
+    const auto plan = detail::make_engine_plan(out, xs.d, ops, yd);
+    const auto params = detail::data_of(ops);
+    constexpr std::size_t scale_k = O::index<"scale">, mant_k = O::index<"mantissa">, emin_k = O::index<"emin">;
+    const bool simd = detail::simd_enabled();
+    const rounding_mode mode = rounding;
     const std::int32_t* thr = exact ? nullptr : detail::log2_roundup_thresholds();
     const detail::fq_overflow ov = saturation ? detail::fq_overflow::saturate
                                    : has_inf  ? detail::fq_overflow::infinity
                                               : detail::fq_overflow::nan;
-    auto with_ov = [&](auto f) {
-      using O = detail::fq_overflow;
-      switch (ov) {
-        case O::infinity: return f(std::integral_constant<O, O::infinity>{});
-        case O::nan: return f(std::integral_constant<O, O::nan>{});
-        case O::saturate: break;
-      }
-      return f(std::integral_constant<O, O::saturate>{});
-    };
-    detail::with_rounding_mode(rounding, [&](auto mc) {
-      constexpr rounding_mode M = decltype(mc)::value;
-      with_ov([&](auto oc) {
-        constexpr detail::fq_overflow OV = decltype(oc)::value;
-        detail::elementwise(plan, xs.d.data, params, yd.data,
-                            [&](auto loaded, const detail::piece<T, 4>& pc) {
-          constexpr bool Loaded = decltype(loaded)::value;
-          // Power-of-two fast path (see int_quant): a constant scale whose
-          // reciprocal is exact; the scalar path keeps dividing.
-          const auto div = detail::scale_divider::for_scale(pc.s[0], simd && !pc.vary[0]);
-          if constexpr (exact) {
-            detail::run_piece<Loaded>(detail::float_quant_exact_kernel<M, OV, M == rounding_mode::half_even, St>{div}, pc, simd);
-          } else {
-            // The reference kernel's fast path needs constant m >= 1 and
-            // emin in [-126, 126] over the piece. The scalar path
-            // (use_simd false) always takes the general path, so that the
-            // SIMD-vs-scalar tests compare the two.
-            const bool general = !simd || pc.vary[1] || pc.vary[2] || !(pc.s[1] >= 1.0f) ||
-                                 !(pc.s[2] >= -126.0f && pc.s[2] <= 126.0f);
-            // Then emin + 127 is in [1, 253] and m >= 1 (any m >= 1024 acts
-            // as 1024: be - m is below every ebmin either way).
-            const std::int32_t m_int = general ? 0 : static_cast<std::int32_t>(std::min(pc.s[1], 1024.0f));
-            const std::int32_t ebmin = general ? 0 : static_cast<std::int32_t>(pc.s[2] + 127.0f);
-            detail::run_piece<Loaded>(detail::float_quant_ref_kernel<M, OV, St>{div, thr, general, m_int, ebmin},
-                                      pc, simd);
-          }
-        }, exec);
+    detail::elementwise(plan, xs.d.data, params, yd.data, [&](const detail::piece<T, O::size>& pc) {
+      // Power-of-two fast path (see int_quant): a constant scale whose
+      // reciprocal is exact; the scalar path keeps dividing.
+      const auto div = detail::scale_divider::for_scale(pc.s[scale_k], simd && !pc.vary[scale_k]);
+      // The reference kernel's fast path needs constant m >= 1 and emin in
+      // [-126, 126] over the piece. The scalar path (detail::simd_scope off) always
+      // takes the general path, so that the SIMD-vs-scalar tests compare
+      // the two. Then emin + 127 is in [1, 253] and m >= 1 (any m >= 1024
+      // acts as 1024: be - m is below every ebmin either way).
+      const bool general = !simd || pc.vary[mant_k] || pc.vary[emin_k] || !(pc.s[mant_k] >= 1.0f) ||
+                           !(pc.s[emin_k] >= -126.0f && pc.s[emin_k] <= 126.0f);
+      const std::int32_t m_int = general ? 0 : static_cast<std::int32_t>(std::min(pc.s[mant_k], 1024.0f));
+      const std::int32_t ebmin = general ? 0 : static_cast<std::int32_t>(pc.s[emin_k] + 127.0f);
+      detail::with_rounding_mode(mode, [&](auto mc) {
+        constexpr rounding_mode M = decltype(mc)::value;
+        if constexpr (exact)
+          detail::run_piece(detail::float_quant_exact_kernel<M, M == rounding_mode::half_even, St>{div, ov}, pc, simd);
+        else
+          detail::run_piece(detail::float_quant_ref_kernel<M, St>{div, ov, thr, general, m_int, ebmin}, pc, simd);
       });
-    });
+    }, exec);
   }
 };
 

@@ -20,6 +20,7 @@
 #include "config.hpp"
 #include "detail/divide.hpp"
 #include "detail/elementwise.hpp"
+#include "detail/integer.hpp"
 #include "detail/simd.hpp"
 #include "detail/stage.hpp"
 #include "error.hpp"
@@ -30,107 +31,6 @@
 LOWBIT_BEGIN_NAMESPACE
 
 namespace detail {
-
-/// Largest bit width accepted for lane type T: 32 for float (the QONNX
-/// integer range), 53 for double (every limit is then exact).
-template <class T>
-inline constexpr int max_bitwidth = std::is_same_v<T, float> ? 32 : 53;
-
-/// The integer range of one bit width, as lane values.
-template <class T>
-struct int_range {
-  T lo, hi;
-  bool bipolar;  // signed 1 bit: IntQuant's bipolar path
-};
-
-/// Rounds an integer toward zero into T ("the nearest T inside the range").
-template <class T>
-T toward_zero(std::int64_t v) {
-  T f = static_cast<T>(v);
-  if (static_cast<long double>(f) > static_cast<long double>(v) && v >= 0)
-    f = std::nextafter(f, T(0));
-  if (static_cast<long double>(f) < static_cast<long double>(v) && v < 0)
-    f = std::nextafter(f, T(0));
-  return f;
-}
-
-/**
- * The clamp limits of bit width `b` (an integer in 1..max_bitwidth<T>).
- * reference: QONNX's min_int/max_int evaluated in T, so a limit beyond T's
- * precision is rounded to nearest (uint25 max 2^25, int32 max 2^31).
- * exact: the nearest T inside the range, toward zero (2147483520).
- */
-template <semantics S, class T>
-int_range<T> int_limits(int b, bool is_signed, bool narrow) {
-  int_range<T> r{};
-  r.bipolar = is_signed && b == 1;
-  if constexpr (S == semantics::reference) {
-    if (is_signed) {
-      const T p = static_cast<T>(std::uint64_t(1) << (b - 1));  // exact: b <= 53
-      r.lo = -p;
-      if (narrow) r.lo = r.lo + T(1);
-      r.hi = p - T(1);
-    } else {
-      const T p = static_cast<T>(std::uint64_t(1) << b);
-      r.lo = T(0);
-      r.hi = narrow ? p - T(2) : p - T(1);
-    }
-  } else {
-    if (is_signed) {
-      const std::int64_t p = std::int64_t(1) << (b - 1);
-      r.lo = toward_zero<T>(-p + (narrow ? 1 : 0));
-      r.hi = toward_zero<T>(p - 1);
-    } else {
-      const std::int64_t p = std::int64_t(1) << b;
-      r.lo = T(0);
-      r.hi = toward_zero<T>(p - 1 - (narrow ? 1 : 0));
-    }
-  }
-  return r;
-}
-
-/// numpy's clip (reference) or the specification's compare-and-replace
-/// (exact: only y < lo or y > hi move), as `bound_above(hi, bound_below(lo,
-/// y))`: one MAXPS and one MINPS on x86 (detail/simd.hpp).
-///
-/// For exact this is the definition. For reference, numpy's clip is
-/// `y <= lo ? lo : y`, then `t >= hi ? hi : t`: the same values, NaN kept,
-/// and a different result only for y == lo or t == hi, where the bounds
-/// return y instead of the (equal) limit. The two differ in bits only when
-/// both are zeros of opposite signs, which takes y = -0 and a limit of +0.
-/// Now y = x / scale + zeropt is -0 only when zeropt is -0 (a round-to-
-/// nearest sum is -0 only when both terms are), and then the output
-/// (q - zeropt) * scale has q - (-0) = +0 for either zero q; a code drops
-/// the sign of zero. So every output keeps its bits (tests/test_int_quant.cpp,
-/// "negative zero point").
-template <semantics S, class V>
-LOWBIT_ALWAYS_INLINE V clamp(V y, V lo, V hi) noexcept {
-  return detail::bound_above(hi, detail::bound_below(lo, y));
-}
-
-/// y = x / scale + zeropt, two roundings, never fused.
-template <class V>
-LOWBIT_ALWAYS_INLINE V scaled_input(V x, V scale, V zp) noexcept {
-  V y = x / scale;
-  y = y + zp;
-  return y;
-}
-
-/// The same with the divider of a kernel (division or exact reciprocal).
-template <class V>
-LOWBIT_ALWAYS_INLINE V scaled_input(const scale_divider& d, V x, V scale, V zp) noexcept {
-  V y = d.divide(x, scale);
-  y = y + zp;
-  return y;
-}
-
-/// Y = (q - zeropt) * scale, two roundings, never fused.
-template <class V>
-LOWBIT_ALWAYS_INLINE V dequantize(V q, V scale, V zp) noexcept {
-  V d = q - zp;
-  d = d * scale;
-  return d;
-}
 
 /// The divider (a base) multiplies when the scale is a power of two with an
 /// exact reciprocal (the power-of-two fast path, scale_divider).
@@ -225,13 +125,15 @@ struct int_quant {
   bool is_signed = true;                               ///< QONNX attribute `signed`.
   bool narrow = false;                                 ///< QONNX attribute `narrow`.
   rounding_mode rounding = rounding_mode::half_even;   ///< QONNX attribute `rounding_mode`.
-  /// Run the SIMD body (true) or the scalar kernel only (false, a baseline
-  /// for tests and benchmarks). The results are identical bit for bit.
-  bool use_simd = true;
   /// Threads for large calls (opt-in; bit-identical results): lowbit::execution.
   execution exec{};
 
   static constexpr const char* name = "lowbit::int_quant";
+  /// The operator protocol (detail/protocol.hpp): the inputs after x, the
+  /// kernel's operands, and x's element types.
+  using inputs = detail::names<"scale", "zeropt", "bitwidth">;
+  using operands = detail::names<"scale", "zeropt", "lo", "hi", "bipolar">;
+  static constexpr bool accepts_double = true;
   /// The attributes by QONNX name, for lowbit::set_attribute.
   static constexpr auto attributes() {
     return std::tuple{detail::attribute{"signed", &int_quant::is_signed},
@@ -282,14 +184,9 @@ struct int_quant {
 
   template <class T>
   void validate_bitwidth(const detail::tensor_in<T>& bs) const {
-    detail::check_elements(bs.d, [&](T b, std::size_t i) {
-      if (!(b >= T(1) && b <= T(detail::max_bitwidth<T>) && b == std::trunc(b)))
-        throw error(std::string(name) + ": " + detail::element_name("bitwidth", bs.d, i) + " = " +
-                    detail::format_value(b) + " is invalid; expected an integer from 1 to " +
-                    std::to_string(detail::max_bitwidth<T>));
-      return true;
-    });
+    detail::validate_bitwidth_tensor(bs.d, name, "bitwidth");
   }
+
 
   /// QONNX's bipolar case: signed, and every bit width 1. A bit-width
   /// tensor with no elements is not (QONNX's `bitwidth == 1` test is false
@@ -367,33 +264,37 @@ struct int_quant {
     hi_d.data = hi_p;
     bip_d.data = bip_p;
 
-    const auto plan = detail::make_plan<7>(
-        out, {&xs.d, &ss.d, &zs.d, &lo_d, &hi_d, &bip_d, &yd});
-    const std::array<const T*, 5> params{ss.d.data, zs.d.data, lo_d.data, hi_d.data, bip_d.data};
-    const bool simd = use_simd;
-    detail::with_rounding_mode(rounding, [&](auto mc) {
-      constexpr rounding_mode M = decltype(mc)::value;
-      detail::elementwise(plan, xs.d.data, params, yd.data,
-                          [&](auto loaded, const detail::piece<T, 5>& pc) {
-        constexpr bool Loaded = decltype(loaded)::value;
-        using detail::run_piece;
-        // The bipolar kernel when every element of the piece is bipolar, the
-        // mixed one when some may be, else the plain one.
-        const bool bits_vary = Loaded && pc.vary[4];
-        const bool piece_bipolar = bits_vary ? bipolar : pc.s[4] != T(0);
-        if (piece_bipolar)
-          run_piece<Loaded>(detail::int_quant_bipolar_kernel<S, St>{}, pc, simd);
-        else if (bits_vary && any_bipolar)
-          run_piece<Loaded>(detail::int_quant_mixed_kernel<S, M, St>{}, pc, simd);
+    using O = operands;
+    std::array<const detail::nd<const T>*, O::size> ops{};
+    ops[O::index<"scale">] = &ss.d;
+    ops[O::index<"zeropt">] = &zs.d;
+    ops[O::index<"lo">] = &lo_d;
+    ops[O::index<"hi">] = &hi_d;
+    ops[O::index<"bipolar">] = &bip_d;
+    const auto plan = detail::make_engine_plan(out, xs.d, ops, yd);
+    const auto params = detail::data_of(ops);
+    constexpr std::size_t scale_k = O::index<"scale">, bipolar_k = O::index<"bipolar">;
+    const bool simd = detail::simd_enabled();
+    const rounding_mode mode = rounding;
+    detail::elementwise(plan, xs.d.data, params, yd.data, [&](const detail::piece<T, O::size>& pc) {
+      // The bipolar kernel when every element of the piece is bipolar, the
+      // mixed one when some may be, else the plain one.
+      const bool bits_vary = pc.vary[bipolar_k];
+      const bool piece_bipolar = bits_vary ? bipolar : pc.s[bipolar_k] != T(0);
+      if (piece_bipolar) return detail::run_piece(detail::int_quant_bipolar_kernel<S, St>{}, pc, simd);
+      detail::with_rounding_mode(mode, [&](auto mc) {
+        constexpr rounding_mode M = decltype(mc)::value;
+        if (bits_vary && any_bipolar)
+          detail::run_piece(detail::int_quant_mixed_kernel<S, M, St>{}, pc, simd);
         else
           // A constant power-of-two scale: multiply by its exact reciprocal
           // (the same result on every input; the scalar path keeps dividing,
           // so the SIMD-vs-scalar tests check this path too).
-          run_piece<Loaded>(
-              detail::int_quant_kernel<S, M, St>{detail::scale_divider::for_scale(pc.s[0], simd && !pc.vary[0])}, pc,
+          detail::run_piece(
+              detail::int_quant_kernel<S, M, St>{detail::scale_divider::for_scale(pc.s[scale_k], simd && !pc.vary[scale_k])}, pc,
               simd);
-      }, exec);
-    });
+      });
+    }, exec);
   }
 };
 

@@ -15,26 +15,13 @@
 
 #include "config.hpp"
 #include "error.hpp"
+#include "detail/minifloat_constants.hpp"
 #include "float_quant.hpp"
 #include "rounding.hpp"
 #include "view.hpp"
 
 LOWBIT_BEGIN_NAMESPACE
 
-namespace detail {
-/// 2^e as a constant expression, for any e: exact for -1074 <= e <= 1023
-/// (subnormal doubles included), +0 below, +inf above.
-constexpr double pow2(long long e) noexcept {
-  if (e > 1023) return std::numeric_limits<double>::infinity();
-  if (e < -1074) return 0.0;
-  double r = 1.0;
-  for (; e >= 64; e -= 64) r *= 0x1p64;
-  for (; e <= -64; e += 64) r *= 0x1p-64;
-  for (; e > 0; --e) r *= 2.0;
-  for (; e < 0; ++e) r *= 0.5;
-  return r;
-}
-}  // namespace detail
 
 /**
  * A signed minifloat format, described as QONNX FloatQuant describes it:
@@ -86,7 +73,7 @@ struct minifloat_format {
     // 2^E - 1 - bias > 1023 for every bias once E >= 33.
     const long long top = exponent_bits >= 40 ? std::numeric_limits<long long>::max()
                                               : (1LL << exponent_bits) - 1 - static_cast<long long>(bias);
-    return (2.0 - detail::pow2(-static_cast<long long>(mantissa_bits))) * detail::pow2(top);
+    return detail::minifloat_largest<double>(mantissa_bits, top);
   }
   /// The same format with another overflow behaviour.
   constexpr minifloat_format with_saturation(bool s) const noexcept {
@@ -137,7 +124,6 @@ template <semantics S = semantics::reference>
 struct minifloat_quant {
   minifloat_format format = formats::fp8_e4m3fn;       ///< The target format.
   rounding_mode rounding = rounding_mode::half_even;   ///< How values between grid points round.
-  bool use_simd = true;                                ///< As float_quant::use_simd.
   execution exec{};                                    ///< As float_quant::exec (threads).
 
   /// The equivalent float_quant functor (the format's values then go in as arguments).
@@ -147,7 +133,6 @@ struct minifloat_quant {
                           .has_nan = format.has_nan,
                           .has_subnormal = true,
                           .saturation = format.saturation,
-                          .use_simd = use_simd,
                           .exec = exec};
   }
 

@@ -26,7 +26,7 @@
 #include <string>
 #include <type_traits>
 
-#include "codes.hpp"
+#include "code_type.hpp"
 #include "config.hpp"
 #include "error.hpp"
 

@@ -23,11 +23,12 @@
 #include "broadcast.hpp"
 #include "config.hpp"
 #include "detail/elementwise.hpp"
+#include "detail/int_lanes.hpp"
+#include "detail/integer.hpp"
 #include "detail/simd.hpp"
 #include "detail/stage.hpp"
 #include "error.hpp"
 #include "parallel.hpp"
-#include "int_quant.hpp"
 #include "rounding.hpp"
 #include "view.hpp"
 
@@ -57,8 +58,8 @@ bool trunc_scale(T scale, T out_scale, T& t) noexcept {
     // when m > sqrt 2, as long as m is not within 2^-12 of sqrt 2, where
     // log2 m is within about 2^-12 of 1/2, far more than the error of any
     // log2 rounded to T for |log2 r| < 2^11. Only near sqrt 2 does the
-    // rounding of log2 decide (QONNX's formula below, ~50x slower: a
-    // per-element ratio made Trunc 100x slower than IntQuant).
+    // rounding of log2 decide (QONNX's formula below, a libm log2 per
+    // ratio, is kept for those).
     // Read from the bits for normal r (no libm call: a per-element ratio
     // computes this once per element).
     using U = std::conditional_t<std::is_same_v<T, float>, std::uint32_t, std::uint64_t>;
@@ -107,7 +108,7 @@ bool trunc_scale(T scale, T out_scale, T& t) noexcept {
  * trunc_scale<reference> over a piece of (scale, out_scale) pairs, as a
  * kernel: `t = k(scale, out_scale)`. A per-element ratio needs one t per
  * element, and the scalar function (a division and two data-dependent
- * branches) cost ~5 ns each, 20x the quantization itself.
+ * branches) costs far more than the quantization itself.
  *
  * A float batch takes the bits fast path of trunc_scale when every lane
  * does (r a positive normal float, significand not within 2^-12 of sqrt 2),
@@ -124,9 +125,9 @@ struct trunc_scale_ref_kernel {
       return t;
     } else {
       if constexpr (std::is_same_v<T, float>) {
-        using I = xsimd::batch<std::int32_t, typename V::arch_type>;
+        using I = int_lanes_t<V>;
         I e;
-        if (fast_e(scale, out_scale, e)) return detail::bit_cast_batch<float>(I(e << 23));  // e = 255: inf
+        if (fast_e(scale, out_scale, e)) return bits_float(I(e << 23));  // e = 255: inf
       }
       return lanes(scale, out_scale);
     }
@@ -149,10 +150,10 @@ struct trunc_scale_ref_kernel {
   template <class V, class I>
   LOWBIT_ALWAYS_INLINE static bool fast_e(V scale, V out_scale, I& e) noexcept {
     constexpr std::int32_t S = std::bit_cast<std::int32_t>(1.4142135623730950488f) & 0x7fffff;
-    const I u = detail::bit_cast_batch<std::int32_t>(V(out_scale / scale));
+    const I u = float_bits(V(out_scale / scale));
     const I nd = I(S) - (u & I(0x7fffff));
-    const auto fast = (u > I(0x7fffff)) & (u < I(0x7f800000)) & (xsimd::abs(nd) > I(1 << 11));
-    if (!xsimd::all(fast)) return false;
+    const auto fast = (u > I(0x7fffff)) & (u < I(0x7f800000)) & (iabs(nd) > I(1 << 11));
+    if (!all_lanes(fast)) return false;
     e = (u >> 23) - (nd >> 31);
     return true;
   }
@@ -170,10 +171,10 @@ struct trunc_scale_ref_kernel {
    */
   template <class V>
   LOWBIT_ALWAYS_INLINE static bool fast_inverse(V scale, V out_scale, V& inv) noexcept {
-    using I = xsimd::batch<std::int32_t, typename V::arch_type>;
+    using I = int_lanes_t<V>;
     I e;
     if (!fast_e(scale, out_scale, e)) return false;
-    inv = V(detail::bit_cast_batch<float>(I((I(255) - e) << 23)) * V(0.5f));
+    inv = V(bits_float(I((I(255) - e) << 23)) * V(0.5f));
     return true;
   }
   /// Every other batch, lane by lane, out of line.
@@ -213,16 +214,16 @@ bool invert_powers_of_two(T* t, std::size_t n) noexcept {
   std::size_t i = 0;
   if constexpr (std::is_same_v<T, float>) {
     using B = batch<float>;
-    using I = xsimd::batch<std::int32_t, typename B::arch_type>;
+    using I = int_lanes_t<B>;
     constexpr std::size_t L = B::size;
     const I iinf(static_cast<std::int32_t>(inf)), imant(static_cast<std::int32_t>(mant));
     const I ilo(std::int32_t(1) << mbits), ihi(static_cast<std::int32_t>((2 * bias - 1) << mbits));
     const I itwo_bias(static_cast<std::int32_t>(two_bias)), izero(0);
     for (; i + L <= n; i += L) {
-      const I u = detail::bit_cast_batch<std::int32_t>(B::load_unaligned(t + i));
+      const I u = float_bits(B::load_unaligned(t + i));
       const auto is_inf = u == iinf;
-      if (!xsimd::all(is_inf | (((u & imant) == izero) & (u >= ilo) & (u <= ihi)))) break;
-      detail::bit_cast_batch<float>(xsimd::select(is_inf, izero, I(itwo_bias - u))).store_unaligned(t + i);
+      if (!all_lanes(is_inf | (((u & imant) == izero) & (u >= ilo) & (u <= ihi)))) break;
+      bits_float(iselect(is_inf, izero, I(itwo_bias - u))).store_unaligned(t + i);
     }
   }
   for (; i < n; ++i) {
@@ -244,8 +245,8 @@ bool invert_powers_of_two(T* t, std::size_t n) noexcept {
 /// element): the t operand is a dummy and each batch computes its own t (or
 /// 1/t) from scale and out_scale, as the pre-pass would
 /// (trunc_scale_ref_kernel), instead of reading a t tensor written by a pass
-/// of its own. A template parameter, not a flag: a run-time test in every
-/// kernel made per-tensor Trunc 10-15 % slower.
+/// of its own. A template parameter, not a flag: a run-time test would sit
+/// in every batch of the per-tensor kernel.
 template <semantics S, rounding_mode M, stage St = stage::fake, bool Inline = false>
 struct trunc_kernel : scale_divider {
   scale_divider t_div;
@@ -314,44 +315,6 @@ nd<const T> row_major_nd(const shape& s, const T* data) {
   return d;
 }
 
-/// Calls f(a_value, b_value, flat) for every element of the broadcast of a
-/// and b (shape `s`, row-major).
-template <class T, class F>
-void visit_broadcast_pair(const nd<const T>& a, const nd<const T>& b, const shape& s, F&& f) {
-  const std::size_t R = s.rank();
-  const std::size_t count = s.count();
-  auto stride_of = [&](const nd<const T>& o, std::size_t d) -> std::ptrdiff_t {
-    const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(d) - static_cast<std::ptrdiff_t>(R - o.rank);
-    if (j < 0 || o.ext[static_cast<std::size_t>(j)] == 1) return 0;
-    return o.str[static_cast<std::size_t>(j)];
-  };
-  std::array<std::size_t, max_rank> idx{};
-  for (std::size_t flat = 0; flat < count; ++flat) {
-    std::ptrdiff_t oa = 0, ob = 0;
-    for (std::size_t d = 0; d < R; ++d) {
-      oa += static_cast<std::ptrdiff_t>(idx[d]) * stride_of(a, d);
-      ob += static_cast<std::ptrdiff_t>(idx[d]) * stride_of(b, d);
-    }
-    f(a.data[oa], b.data[ob], flat);
-    for (std::size_t d = R; d-- > 0;) {
-      if (++idx[d] < s[d]) break;
-      idx[d] = 0;
-    }
-  }
-}
-
-/// Checks that every element of a bit-width tensor is an integer in
-/// 1..max_bitwidth<T> (both semantics).
-template <class T>
-void validate_bitwidth_tensor(const nd<const T>& d, const char* op, const char* role) {
-  check_elements(d, [&](T b, std::size_t i) {
-    if (!(b >= T(1) && b <= T(max_bitwidth<T>) && b == std::trunc(b)))
-      throw error(std::string(op) + ": " + element_name(role, d, i) + " = " + format_value(b) +
-                  " is invalid; expected an integer from 1 to " + std::to_string(max_bitwidth<T>));
-    return true;
-  });
-}
-
 }  // namespace detail
 
 /**
@@ -400,12 +363,14 @@ struct trunc {
   bool is_signed = true;                           ///< QONNX attribute `signed`.
   bool narrow = false;                             ///< QONNX attribute `narrow`.
   rounding_mode rounding = rounding_mode::floor;   ///< QONNX attribute `rounding_mode` (default FLOOR).
-  /// Run the SIMD body (true) or the scalar kernel only (false).
-  bool use_simd = true;
   /// Threads for large calls (opt-in; bit-identical results): lowbit::execution.
   execution exec{};
 
   static constexpr const char* name = "lowbit::trunc";
+  /// The operator protocol (detail/protocol.hpp).
+  using inputs = detail::names<"scale", "zeropt", "in_bitwidth", "out_scale", "out_bitwidth">;
+  using operands = detail::names<"scale", "zeropt", "t", "out_scale", "lo", "hi">;
+  static constexpr bool accepts_double = true;
   /// The attributes by QONNX name, for lowbit::set_attribute.
   static constexpr auto attributes() {
     return std::tuple{detail::attribute{"signed", &trunc::is_signed}, detail::attribute{"narrow", &trunc::narrow},
@@ -493,13 +458,15 @@ struct trunc {
     // SIMD kernel computes each t where it uses it (trunc_kernel's Inline)
     // rather than in a pass of its own over a t tensor, which it would read
     // once. The scalar path keeps the pass, so the tests compare the two.
+    const bool simd = detail::simd_enabled();
     const bool t_inline =
-        S == semantics::reference && std::is_same_v<T, float> && use_simd && nt > 1 && nt == out.count();
+        S == semantics::reference && std::is_same_v<T, float> && simd && nt > 1 && nt == out.count();
     detail::derived_storage<T, 1> tst(t_inline ? 0 : nt);
     detail::derived_storage<T, 2> lim(nb);
     T* t = tst.arr[0];
     if constexpr (S == semantics::exact) {
-      detail::visit_broadcast_pair(ss.d, os.d, ts, [&](T s, T o, std::size_t i) {
+      detail::for_each_position<2>(ts, {&ss.d, &os.d}, [&](std::size_t i, const std::array<std::ptrdiff_t, 2>& off) {
+        const T s = ss.d.data[off[0]], o = os.d.data[off[1]];
         if (!detail::trunc_scale<S>(s, o, t[i]))
           throw error(std::string(name) + " (exact semantics): " +
                       detail::element_name("out_scale / scale", detail::row_major_nd<T>(ts, t), i) +
@@ -512,12 +479,12 @@ struct trunc {
       detail::nd<T> td;
       detail::set_row_major(td, ts.rank(), ts.begin());
       td.data = t;
-      const auto tplan = detail::make_plan<3>(ts, {&ss.d, &os.d, &td});
+      const auto tplan = detail::make_engine_plan<1>(ts, ss.d, {&os.d}, td);
       execution one;  // the pre-pass: one thread, ordinary stores (t is read next)
       one.stream_min_elements = std::numeric_limits<std::size_t>::max();
       detail::elementwise(tplan, ss.d.data, std::array<const T*, 1>{os.d.data}, t,
-                          [&](auto loaded, const detail::piece<T, 1>& pc) {
-        detail::run_piece<decltype(loaded)::value>(detail::trunc_scale_ref_kernel<T>{}, pc, use_simd);
+                          [&](const detail::piece<T, 1>& pc) {
+        detail::run_piece(detail::trunc_scale_ref_kernel<T>{}, pc, simd);
       }, one);
     }
     detail::visit_elements(ob.d, [&](T b, std::size_t i) {
@@ -528,7 +495,7 @@ struct trunc {
     });
     // The SIMD path multiplies by 1/t when every t allows it (the scalar
     // path keeps dividing, so the SIMD-vs-scalar tests compare the two).
-    const bool t_inverse = !t_inline && use_simd && detail::invert_powers_of_two(t, nt);
+    const bool t_inverse = !t_inline && simd && detail::invert_powers_of_two(t, nt);
     const T t_dummy = T(1);
     const detail::nd<const T> t_d = t_inline ? detail::row_major_nd<T>(shape{}, &t_dummy)
                                              : detail::row_major_nd<T>(ts, t);
@@ -536,30 +503,32 @@ struct trunc {
     const detail::nd<const T> lo_d = detail::row_major_nd<T>(bshape, lim.arr[0]);
     const detail::nd<const T> hi_d = detail::row_major_nd<T>(bshape, lim.arr[1]);
 
-    const auto plan = detail::make_plan<8>(out, {&xs.d, &ss.d, &zs.d, &t_d, &os.d, &lo_d, &hi_d, &yd});
-    const std::array<const T*, 6> params{ss.d.data, zs.d.data, t_d.data, os.d.data, lo_d.data, hi_d.data};
-    const bool simd = use_simd;
-    detail::with_rounding_mode(rounding, [&](auto mc) {
-      constexpr rounding_mode M = decltype(mc)::value;
-      detail::elementwise(plan, xs.d.data, params, yd.data,
-                          [&](auto loaded, const detail::piece<T, 6>& pc) {
-        // Power-of-two fast path (see int_quant): a constant scale or t
-        // with an exact reciprocal; the scalar path keeps dividing.
-        using D = detail::scale_divider;
-        constexpr bool loaded_v = decltype(loaded)::value;
-        const D sd = D::for_scale(pc.s[0], simd && !pc.vary[0]);
+    using O = operands;
+    std::array<const detail::nd<const T>*, O::size> ops{};
+    ops[O::index<"scale">] = &ss.d;
+    ops[O::index<"zeropt">] = &zs.d;
+    ops[O::index<"t">] = &t_d;
+    ops[O::index<"out_scale">] = &os.d;
+    ops[O::index<"lo">] = &lo_d;
+    ops[O::index<"hi">] = &hi_d;
+    const auto plan = detail::make_engine_plan(out, xs.d, ops, yd);
+    const auto params = detail::data_of(ops);
+    constexpr std::size_t scale_k = O::index<"scale">, t_k = O::index<"t">;
+    const rounding_mode mode = rounding;
+    detail::elementwise(plan, xs.d.data, params, yd.data, [&](const detail::piece<T, O::size>& pc) {
+      // Power-of-two fast path (see int_quant): a constant scale or t
+      // with an exact reciprocal; the scalar path keeps dividing.
+      using D = detail::scale_divider;
+      const D sd = D::for_scale(pc.s[scale_k], simd && !pc.vary[scale_k]);
+      const D td = t_inverse ? D{} : D::for_scale(pc.s[t_k], simd && !pc.vary[t_k]);
+      detail::with_rounding_mode(mode, [&](auto mc) {
+        constexpr rounding_mode M = decltype(mc)::value;
         if constexpr (S == semantics::reference && std::is_same_v<T, float>) {
-          if (t_inline) {
-            detail::run_piece<loaded_v>(detail::trunc_kernel<S, M, St, true>{sd, D{}, false}, pc, simd);
-            return;
-          }
+          if (t_inline) return detail::run_piece(detail::trunc_kernel<S, M, St, true>{sd, D{}, false}, pc, simd);
         }
-        detail::run_piece<loaded_v>(
-            detail::trunc_kernel<S, M, St>{sd, t_inverse ? D{} : D::for_scale(pc.s[2], simd && !pc.vary[2]),
-                                           t_inverse},
-            pc, simd);
-      }, exec);
-    });
+        detail::run_piece(detail::trunc_kernel<S, M, St>{sd, td, t_inverse}, pc, simd);
+      });
+    }, exec);
   }
 };
 
@@ -586,12 +555,14 @@ struct trunc {
 template <semantics S = semantics::reference>
 struct trunc_v1 {
   rounding_mode rounding = rounding_mode::floor;   ///< QONNX attribute `rounding_mode` (default FLOOR).
-  /// Run the SIMD body (true) or the scalar kernel only (false).
-  bool use_simd = true;
   /// Threads for large calls (opt-in; bit-identical results): lowbit::execution.
   execution exec{};
 
   static constexpr const char* name = "lowbit::trunc_v1";
+  /// The operator protocol (detail/protocol.hpp).
+  using inputs = detail::names<"scale", "zeropt", "in_bitwidth", "out_bitwidth">;
+  using operands = detail::names<"scale", "zeropt", "t">;
+  static constexpr bool accepts_double = true;
   /// The attributes by QONNX name, for lowbit::set_attribute.
   static constexpr auto attributes() { return std::tuple{detail::attribute{"rounding_mode", &trunc_v1::rounding}}; }
 
@@ -660,21 +631,25 @@ struct trunc_v1 {
     // 2^(in - out) per element of broadcast(in_bitwidth, out_bitwidth): exact.
     detail::derived_storage<T, 1> tst(ts.count());
     T* t = tst.arr[0];
-    detail::visit_broadcast_pair(ib.d, ob.d, ts, [&](T a, T b, std::size_t i) {
+    detail::for_each_position<2>(ts, {&ib.d, &ob.d}, [&](std::size_t i, const std::array<std::ptrdiff_t, 2>& off) {
+      const T a = ib.d.data[off[0]], b = ob.d.data[off[1]];
       t[i] = std::ldexp(T(1), static_cast<int>(a) - static_cast<int>(b));
     });
     const detail::nd<const T> t_d = detail::row_major_nd<T>(ts, t);
 
-    const auto plan = detail::make_plan<5>(out, {&xs.d, &ss.d, &zs.d, &t_d, &yd});
-    const std::array<const T*, 3> params{ss.d.data, zs.d.data, t_d.data};
-    const bool simd = use_simd;
-    detail::with_rounding_mode(rounding, [&](auto mc) {
-      constexpr rounding_mode M = decltype(mc)::value;
-      detail::elementwise(plan, xs.d.data, params, yd.data,
-                          [&](auto loaded, const detail::piece<T, 3>& pc) {
-        detail::run_piece<decltype(loaded)::value>(detail::trunc_v1_kernel<S, M, St>{}, pc, simd);
-      }, exec);
-    });
+    std::array<const detail::nd<const T>*, operands::size> ops{};
+    ops[operands::index<"scale">] = &ss.d;
+    ops[operands::index<"zeropt">] = &zs.d;
+    ops[operands::index<"t">] = &t_d;
+    const auto plan = detail::make_engine_plan(out, xs.d, ops, yd);
+    const auto params = detail::data_of(ops);
+    const bool simd = detail::simd_enabled();
+    const rounding_mode mode = rounding;
+    detail::elementwise(plan, xs.d.data, params, yd.data, [&](const detail::piece<T, operands::size>& pc) {
+      detail::with_rounding_mode(mode, [&](auto mc) {
+        detail::run_piece(detail::trunc_v1_kernel<S, decltype(mc)::value, St>{}, pc, simd);
+      });
+    }, exec);
   }
 };
 

@@ -88,7 +88,7 @@ void run_all(const char* sem) {
       for (float bits : {1.0f, 2.0f, 4.0f, 8.0f, 16.0f}) {
         for (int variant = 0; variant < 3; ++variant) {  // signed, signed narrow, unsigned
           lowbit::int_quant<S> q{.is_signed = variant < 2, .narrow = variant == 1, .rounding = m};
-          q.use_simd = simd;
+          const lowbit::detail::simd_scope simd_91(simd);  // the SIMD body or the scalar kernels
           const std::string n = tag + "/int_quant/" + std::to_string(int(bits)) + "/" + std::to_string(variant);
           record(n + "/tensor", [&](auto y) { q(xv, 0.0625f, 0.0f, bits, y); });
           record(n + "/channel", [&](auto y) { q(xv, sv, 1.0f, bits, y); });
@@ -102,17 +102,17 @@ void run_all(const char* sem) {
         }
       }
       lowbit::trunc<S> t{.rounding = m};
-      t.use_simd = simd;
+      const lowbit::detail::simd_scope simd_105(simd);  // the SIMD body or the scalar kernels
       record(tag + "/trunc", [&](auto y) { t(xv, 0.37f, 1.0f, 8.0f, 1.48f, 4.0f, y); });
       lowbit::trunc_v1<S> t1{.rounding = m};
-      t1.use_simd = simd;
+      const lowbit::detail::simd_scope simd_108(simd);  // the SIMD body or the scalar kernels
       record(tag + "/trunc_v1", [&](auto y) { t1(xv, 0.37f, 1.0f, 8.0f, 4.0f, y); });
       const lowbit::minifloat_format custom{3, 4, 2, 30.0, false, true, false};
       for (const auto& [fname, f] : {std::pair{"e4m3", lowbit::formats::fp8_e4m3fn},
                                      std::pair{"e5m2", lowbit::formats::fp8_e5m2.with_saturation(false)},
                                      std::pair{"e2m1", lowbit::formats::fp4_e2m1}, std::pair{"custom", custom}}) {
         lowbit::minifloat_quant<S> mq{.format = f, .rounding = m};
-        mq.use_simd = simd;
+        const lowbit::detail::simd_scope simd_115(simd);  // the SIMD body or the scalar kernels
         record(tag + "/float_quant/" + fname + "/tensor", [&](auto y) { mq(xv, 0.75f, y); });
         record(tag + "/float_quant/" + fname + "/channel", [&](auto y) { mq(xv, sv, y); });
       }
@@ -120,7 +120,7 @@ void run_all(const char* sem) {
   }
   for (bool simd : {true, false}) {
     lowbit::bipolar_quant<S> b;
-    b.use_simd = simd;
+    const lowbit::detail::simd_scope simd_123(simd);  // the SIMD body or the scalar kernels
     record(std::string(sem) + (simd ? "/simd" : "/scalar") + "/bipolar_quant", [&](auto y) { b(xv, sv, y); });
   }
 }

@@ -4,7 +4,7 @@
 // its own program, lowbit-dispatch-tests, whose kernels lowbit_add_dispatch
 // compiles for sse2, avx2 and avx512bw. On every architecture this CPU
 // supports, lowbit::dispatch::run() must give the bits of the scalar path
-// (use_simd = false), for every operator, semantics, rounding mode and
+// (detail::simd_scope off), for every operator, semantics, rounding mode and
 // layout, and throw the same errors.
 #include <lowbit/dispatch.hpp>
 #include <lowbit/lowbit.hpp>
@@ -47,13 +47,15 @@ struct forced {
 
 /// Runs `call(op, y)` with `op` as given through dispatch on every runnable
 /// architecture (`call` uses lowbit::dispatch::run) and compares the bits to
-/// `direct(op_scalar, y)`, the operator called directly with use_simd off.
+/// `direct(op_scalar, y)`, the operator called directly with the scalar kernels
+/// (detail::simd_scope).
 template <class T = float, class Op, class Via, class Direct>
 void same_as_scalar(Op op, std::size_t n, const Via& via, const Direct& direct) {
   std::vector<T> want(n, T(-7));
-  Op scalar = op;
-  scalar.use_simd = false;
-  direct(scalar, want);
+  {
+    const lowbit::detail::simd_scope scalar(false);  // the scalar kernels
+    direct(op, want);
+  }
   for (const std::string& arch : runnable()) {
     INFO("architecture " << arch);
     const forced f(arch);

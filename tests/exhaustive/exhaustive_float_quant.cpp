@@ -36,7 +36,7 @@ TEST_CASE("FloatQuant E4M3FN/E5M2/E2M1: SIMD equals scalar on all 2^32 inputs, s
       auto with = [&](bool simd) {
         return [&, simd](const std::vector<float>& x, std::vector<float>& y) {
           auto o = q;
-          o.use_simd = simd;
+          const lowbit::detail::simd_scope simd_39(simd);  // the SIMD body or the scalar kernels
           o(x, 1.0f, y);
         };
       };
@@ -53,7 +53,7 @@ TEST_CASE("FloatQuant E4M3FN/E5M2/E2M1: SIMD equals scalar on all 2^32 inputs, s
         const float x = lowbit_test::f32(static_cast<std::uint32_t>(first_bad));
         float y[2] = {};
         auto o = q;
-        o.use_simd = false;
+        const lowbit::detail::simd_scope simd_56(false);  // the SIMD body or the scalar kernels
         o(std::span<const float>(&x, 1), 1.0f, std::span<float>(y, 1));
         INFO("first failing input " << lowbit_test::show(x) << ": scalar " << lowbit_test::show(y[0])
                                     << ", oracle " << lowbit_test::show(oracle(x, m)));
@@ -81,7 +81,7 @@ TEST_CASE("FloatQuant E4M3FN in reference semantics: SIMD equals scalar on all 2
     auto with = [&](bool simd) {
       return [&, simd](const std::vector<float>& x, std::vector<float>& y) {
         auto o = q;
-        o.use_simd = simd;
+        const lowbit::detail::simd_scope simd_84(simd);  // the SIMD body or the scalar kernels
         o(x, c.scale, y);
       };
     };

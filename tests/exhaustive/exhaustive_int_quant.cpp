@@ -44,7 +44,7 @@ std::int64_t sweep_config(const config& c) {
   auto with = [&](bool simd) {
     return [&, simd](const std::vector<float>& x, std::vector<float>& y) {
       auto o = op;
-      o.use_simd = simd;
+      const lowbit::detail::simd_scope simd_47(simd);  // the SIMD body or the scalar kernels
       o(x, c.scale, c.zeropt, c.bitwidth, y);
     };
   };

@@ -34,7 +34,7 @@ TEST_CASE("Trunc (opset 2): SIMD equals scalar on all 2^32 inputs", "[.exhaustiv
   lowbit::trunc<> op{.is_signed = true, .narrow = true, .rounding = lowbit::rounding_mode::half_up};
   expect_no_difference([&](bool simd, const std::vector<float>& x, std::vector<float>& y) {
     auto o = op;
-    o.use_simd = simd;
+    const lowbit::detail::simd_scope simd_37(simd);  // the SIMD body or the scalar kernels
     o(x, 0.375f, 3.0f, 8.0f, 1.5f, 4.0f, y);
   });
 }
@@ -48,7 +48,7 @@ TEST_CASE("Trunc (opset 2) with a power-of-two scale: SIMD equals scalar on all 
                                              .rounding = lowbit::rounding_mode::half_even};
   expect_no_difference([&](bool simd, const std::vector<float>& x, std::vector<float>& y) {
     auto o = op;
-    o.use_simd = simd;
+    const lowbit::detail::simd_scope simd_51(simd);  // the SIMD body or the scalar kernels
     o(x, 0.25f, 0.0f, 8.0f, 1.0f, 4.0f, y);
   });
 }
@@ -57,7 +57,7 @@ TEST_CASE("BipolarQuant: SIMD equals scalar on all 2^32 inputs", "[.exhaustive][
   lowbit::bipolar_quant<> op;
   expect_no_difference([&](bool simd, const std::vector<float>& x, std::vector<float>& y) {
     auto o = op;
-    o.use_simd = simd;
+    const lowbit::detail::simd_scope simd_60(simd);  // the SIMD body or the scalar kernels
     o(x, 0.75f, y);
   });
 }

@@ -28,7 +28,7 @@
  * - on success, nothing outside the output view is written (the guard zones
  *   before and after, and the holes between strided elements, keep their
  *   sentinel);
- * - on success, the same call with use_simd = false and one thread succeeds
+ * - on success, the same call with the scalar kernels (detail::simd_scope) and one thread succeeds
  *   and writes the same bits (also when the first call used two threads);
  * - an output with two indices on one element, or sharing a byte with an
  *   input and not exactly x, is rejected with the whole buffer untouched;
@@ -617,7 +617,7 @@ decltype(auto) pv(const P& views, std::size_t i, const V& v) {
 }
 
 /// Runs call(op, x view, parameter views, y) into a fresh output and checks
-/// the invariants against the same call with use_simd = false on one
+/// the invariants against the same call with the scalar kernels on one
 /// thread; then, now and then, with y placed in the buffer of x or of a
 /// tensor parameter (`ps`), against the oracle (run_placed).
 template <class T, class Op, class Call>
@@ -687,14 +687,14 @@ void check_call(FuzzedDataProvider& in, const Op& op, const lowbit::shape& want,
       if (!in_view[i] && std::memcmp(&y.mem[i], &before[i], sizeof(T)) != 0) fail("write outside the output view");
     // The scalar path on one thread gives the same bits.
     Op ref = op;
-    ref.use_simd = false;
+    const lowbit::detail::simd_scope scalar(false);  // the scalar kernels, to the end of this block
     ref.exec = lowbit::execution{};
     tensor<T> y2 = y;
     y2.mem = before;
     try {
       call(ref, xv, P, y2.view());
     } catch (const lowbit::error&) {
-      fail("use_simd = false threw where use_simd = true did not");
+      fail("the scalar kernels threw where the SIMD body did not");
     }
     for (std::size_t i = 0; i < y.mem.size(); ++i)
       if (!same_result(y.mem[i], y2.mem[i])) {

@@ -74,7 +74,7 @@ struct attributes {
   bool has_nan;
   bool has_subnormal;
   bool saturation;
-  bool use_simd;
+  bool use_simd;  // detail::simd_enabled() on the calling thread (tests)
   // lowbit::execution (the `exec` member), field by field: the struct
   // itself is lowbit's, so an architecture's namespace renames it. The
   // executor is a std::function, the same type on both sides; null = none.
@@ -101,26 +101,6 @@ enum class op_id : unsigned { LOWBIT_DISPATCH_OPS(LOWBIT_DETAIL_DISPATCH_ENUM) }
 #define LOWBIT_DETAIL_DISPATCH_ONE(name) +1
 inline constexpr std::size_t op_count = 0 LOWBIT_DISPATCH_OPS(LOWBIT_DETAIL_DISPATCH_ONE);
 #undef LOWBIT_DETAIL_DISPATCH_ONE
-
-/// What a table entry of an operator takes: `inputs` tensors (x and the
-/// parameters), and double tensors too when `has_double`.
-struct op_signature {
-  std::size_t inputs;
-  bool has_double;
-};
-
-/// The signature of every operator, indexed by op_id.
-inline constexpr op_signature signatures[op_count] = {
-    {4, true},   // int_quant: x, scale, zeropt, bitwidth
-    {6, true},   // trunc: x, scale, zeropt, in_bitwidth, out_scale, out_bitwidth
-    {5, true},   // trunc_v1: x, scale, zeropt, in_bitwidth, out_bitwidth
-    {2, true},   // bipolar_quant: x, scale
-    {6, false},  // float_quant: x, scale, exponent_bitwidth, mantissa_bitwidth, exponent_bias, max_val
-};
-
-/// The signature of operator `id`.
-template <op_id Id>
-inline constexpr op_signature signature_of = signatures[static_cast<std::size_t>(Id)];
 
 /**
  * One operator in one semantics: runs `op(inputs[0], ..., inputs[n-1], y)`
@@ -161,9 +141,10 @@ constexpr bool covers_attributes() {
       Op::attributes());
 }
 
-/// An operator functor's attributes as a record.
+/// An operator functor's attributes as a record; `use_simd` is the calling
+/// thread's detail::simd_enabled() (tests).
 template <class Op>
-attributes to_abi(const Op& op) noexcept {
+attributes to_abi(const Op& op, bool use_simd) noexcept {
   static_assert(covers_attributes<Op>(), "lowbit::dispatch: an attribute has no field in abi::attributes");
   attributes a{};
   if constexpr (requires { op.rounding; }) a.rounding = static_cast<std::int32_t>(op.rounding);
@@ -171,7 +152,7 @@ attributes to_abi(const Op& op) noexcept {
   if constexpr (requires { op.member; }) a.member = op.member;
   LOWBIT_DETAIL_DISPATCH_FLAGS(LOWBIT_DETAIL_DISPATCH_TO)
 #undef LOWBIT_DETAIL_DISPATCH_TO
-  a.use_simd = op.use_simd;
+  a.use_simd = use_simd;
   a.threads = op.exec.threads;
   a.min_elements_per_thread = op.exec.min_elements_per_thread;
   a.stream_min_elements = op.exec.stream_min_elements;
@@ -188,7 +169,6 @@ Op from_abi(const attributes& a) {
   if constexpr (requires { op.member; }) op.member = a.member;
   LOWBIT_DETAIL_DISPATCH_FLAGS(LOWBIT_DETAIL_DISPATCH_FROM)
 #undef LOWBIT_DETAIL_DISPATCH_FROM
-  op.use_simd = a.use_simd;
   op.exec.threads = static_cast<decltype(op.exec.threads)>(a.threads);
   op.exec.min_elements_per_thread = static_cast<std::size_t>(a.min_elements_per_thread);
   op.exec.stream_min_elements = static_cast<std::size_t>(a.stream_min_elements);

@@ -80,6 +80,7 @@ int call(const abi::attributes& attrs, const abi::tensor<const T>* in, const abi
          const abi::error_sink& errors, std::index_sequence<I...>) {
   try {
     const Op op = abi::from_abi<Op>(attrs);
+    const simd_scope simd(attrs.use_simd);  // this architecture's own flag
     op(view(in[I])..., view(y));
     return 0;
   } catch (const error& e) {  // this TU's lowbit::error, an arch-namespace type
@@ -98,13 +99,16 @@ int entry(const abi::attributes& attrs, const abi::tensor<const T>* in, const ab
 /// float, and double where the operator has it.
 template <template <semantics> class Op, abi::op_id Id>
 constexpr void fill(abi::table& t) {
-  constexpr abi::op_signature sig = abi::signature_of<Id>;
+  // The arity and element types come from the operator's protocol.
+  using R = Op<semantics::reference>;
+  static_assert(element_operator<R>, "a dispatched operator follows the operator protocol (detail/protocol.hpp)");
+  constexpr std::size_t inputs = input_count<R>;
   constexpr auto i = static_cast<std::size_t>(Id);
-  t.f32[i][0] = &entry<Op<semantics::reference>, float, sig.inputs>;
-  t.f32[i][1] = &entry<Op<semantics::exact>, float, sig.inputs>;
-  if constexpr (sig.has_double) {
-    t.f64[i][0] = &entry<Op<semantics::reference>, double, sig.inputs>;
-    t.f64[i][1] = &entry<Op<semantics::exact>, double, sig.inputs>;
+  t.f32[i][0] = &entry<Op<semantics::reference>, float, inputs>;
+  t.f32[i][1] = &entry<Op<semantics::exact>, float, inputs>;
+  if constexpr (R::accepts_double) {
+    t.f64[i][0] = &entry<Op<semantics::reference>, double, inputs>;
+    t.f64[i][1] = &entry<Op<semantics::exact>, double, inputs>;
   }
 }
 

@@ -30,6 +30,7 @@
 #include "../error.hpp"
 #include "../view.hpp"
 #include "overlap.hpp"
+#include "protocol.hpp"
 #include "simd.hpp"
 #include "thread_pool.hpp"
 
@@ -175,22 +176,11 @@ inline std::string element_name(const char* name, const nd_geom& g, std::size_t 
   return s + "]";
 }
 
-/// Calls `f(value, flat_index)` for every element of `t` in row-major order;
-/// stops early when f returns false.
+/// Calls `f(value, flat_index)` for every element of `t` in row-major order
+/// (the broadcast walker, for_each_element); stops early when f returns false.
 template <class T, class F>
 void visit_elements(const nd<const T>& t, F&& f) {
-  const shape s = t.get_shape();
-  std::array<std::size_t, max_rank> idx{};
-  const std::size_t count = s.count();
-  for (std::size_t flat = 0; flat < count; ++flat) {
-    std::ptrdiff_t off = 0;
-    for (std::size_t r = 0; r < t.rank; ++r) off += static_cast<std::ptrdiff_t>(idx[r]) * t.str[r];
-    if (!f(t.data[off], flat)) return;
-    for (std::size_t r = t.rank; r-- > 0;) {
-      if (++idx[r] < t.ext[r]) break;
-      idx[r] = 0;
-    }
-  }
+  for_each_element(t, [&](std::size_t flat, std::ptrdiff_t off) { return f(t.data[off], flat); });
 }
 
 /**
@@ -202,36 +192,18 @@ void visit_elements(const nd<const T>& t, F&& f) {
  */
 template <class T, class F>
 void check_elements(const nd<const T>& t, F&& f) {
-  std::array<std::size_t, max_rank> moving{};  // the dimensions visited
-  std::size_t n = 0;
+  // The distinct elements: stride-0 dimensions at index 0 only; the
+  // row-major geometry of t's whole shape (operand 1) gives the flat index.
+  nd_geom distinct = t, whole;
+  set_row_major(whole, t.rank, t.ext.data());
   for (std::size_t r = 0; r < t.rank; ++r) {
     if (t.ext[r] == 0) return;
-    if (t.ext[r] > 1 && t.str[r] != 0) moving[n++] = r;
+    if (t.str[r] == 0) distinct.ext[r] = 1;
   }
-  // The row-major weight of each dimension in t's shape (fits: the count does).
-  std::array<std::size_t, max_rank> weight{};
-  std::size_t w = 1;
-  for (std::size_t r = t.rank; r-- > 0;) {
-    weight[r] = w;
-    w *= t.ext[r];
-  }
-  std::array<std::size_t, max_rank> idx{};
-  std::ptrdiff_t off = 0;
-  std::size_t flat = 0;
-  for (;;) {
-    if (!f(t.data[off], flat)) return;
-    std::size_t j = n;
-    for (; j-- > 0;) {
-      const std::size_t r = moving[j];
-      off += t.str[r];
-      flat += weight[r];
-      if (++idx[j] < t.ext[r]) break;
-      off -= static_cast<std::ptrdiff_t>(t.ext[r]) * t.str[r];
-      flat -= t.ext[r] * weight[r];
-      idx[j] = 0;
-    }
-    if (j == std::size_t(-1)) return;
-  }
+  for_each_position<2>(distinct.get_shape(), {&distinct, &whole},
+                       [&](std::size_t, const std::array<std::ptrdiff_t, 2>& off) {
+                         return f(t.data[off[0]], static_cast<std::size_t>(off[1]));
+                       });
 }
 
 /// Exact semantics: every element of a scale tensor must be finite and > 0.
@@ -313,9 +285,20 @@ LOWBIT_ALWAYS_INLINE void no_vectorize(I& i) noexcept {
 }
 
 /**
+ * Where the elements of a piece are in the output: element i of a piece
+ * (row r, column c in row mode: i = r * cols + c) is the output's element
+ * `first + i * step` in row-major order, whatever the thread split, the tile
+ * or the SIMD width. `step` is 1 except in a block-fed call (block.hpp).
+ */
+struct element_index {
+  std::size_t first = 0;
+  std::ptrdiff_t step = 1;
+};
+
+/**
  * One contiguous piece of work handed to a kernel: `n` elements of x and y,
- * and per parameter I the constant `s[I]` (in a constant piece, or in a
- * loaded piece where `vary[I]` is false) or the contiguous array `p[I]`.
+ * and per parameter I the constant `s[I]` (`vary[I]` false) or the
+ * contiguous array `p[I]` (a loaded piece: some `vary[I]` true).
  *
  * Row mode (`rows > 0`, loaded pieces only): the piece is `rows` x `cols`
  * elements, x and y contiguous, and every parameter is constant along a
@@ -334,10 +317,35 @@ struct piece {
   std::size_t n = 0;
   std::size_t rows = 0, cols = 0;
   std::array<std::ptrdiff_t, NP> row_stride{};
+  /// Some parameter is an array over the piece (read from `p`).
+  bool loaded = false;
   /// Write y with streaming (non-temporal) stores: a large output that
   /// does not overlap x (lowbit::execution::stream_min_elements).
   bool stream = false;
+  /// The output position of element 0 (see element_index).
+  element_index index{};
 };
+
+/// A kernel that wants each element's output position declares
+/// `static constexpr bool index_aware = true` and is called as
+/// `k(element_index, x, params...)`, where the index is that of lane 0 (lane
+/// j is `first + j * step`).
+template <class K>
+concept index_aware_kernel = requires { requires K::index_aware; };
+
+/// Calls the kernel on one batch or one element whose position is `idx`.
+template <class K, class V, class... P>
+LOWBIT_ALWAYS_INLINE V call_kernel(const K& k, element_index idx, V x, P... p) noexcept {
+  if constexpr (index_aware_kernel<K>)
+    return k(idx, x, p...);
+  else
+    return (void)idx, k(x, p...);
+}
+
+/// The index of element i of a piece whose element 0 is at `base`.
+LOWBIT_ALWAYS_INLINE element_index index_at(element_index base, std::size_t i) noexcept {
+  return {base.first + i * static_cast<std::size_t>(base.step), base.step};
+}
 
 /**
  * The kernel loop: `y[i] = k(x[i], params...)` over a piece. With `simd`,
@@ -345,10 +353,11 @@ struct piece {
  * `V = T`); without, all scalar. `Loaded` says whether the parameters are
  * read from `p` (a loaded piece) or are the constants `s`.
  *
- * Only two variants exist per kernel, so that a call site instantiates each
- * kernel twice, not once per combination of constant and loaded parameters.
- * In a loaded piece, each parameter is loaded or splatted as `vary` says: a
- * branch per batch that is always predicted, next to a division.
+ * Only two variants exist per kernel (run_piece below picks one at run
+ * time), so that a call site instantiates each kernel twice, not once per
+ * combination of constant and loaded parameters. In a loaded piece, each
+ * parameter is loaded or splatted as `vary` says: a branch per batch that
+ * is always predicted, next to a division.
  */
 template <bool Loaded, class K, class T, std::size_t NP, std::size_t... I>
 LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& kernel, const piece<T, NP>& pc, bool simd,
@@ -363,6 +372,7 @@ LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& kernel, const piece<T, NP>& pc
   const std::size_t n = pc.n, rows = pc.rows, cols = pc.cols;
   const T* x = pc.x;
   T* y = pc.y;
+  const element_index ix = pc.index;
   std::size_t i = 0;
   if constexpr (Loaded) {
     if (rows != 0) {
@@ -380,11 +390,12 @@ LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& kernel, const piece<T, NP>& pc
         T* yr = y + r * cols;
         std::size_t c = 0;
         if (simd) {
-          for (; c + L <= cols; c += L) detail::store(yr + c, k(load<B>(xr + c), rb[I]...));
+          for (; c + L <= cols; c += L)
+            detail::store(yr + c, call_kernel(k, index_at(ix, r * cols + c), load<B>(xr + c), rb[I]...));
         }
         for (; c < cols; ++c) {
           no_vectorize(c);
-          yr[c] = k(xr[c], rs[I]...);
+          yr[c] = call_kernel(k, index_at(ix, r * cols + c), xr[c], rs[I]...);
         }
       }
       return;
@@ -398,9 +409,9 @@ LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& kernel, const piece<T, NP>& pc
     using V = typename decltype(lanes)::type;
     const V xv = load<V>(x + i);
     if constexpr (Loaded)
-      return k(xv, (v[I] ? load<V>(p[I] + i) : splat<V>(ss[I]))...);
+      return call_kernel(k, index_at(ix, i), xv, (v[I] ? load<V>(p[I] + i) : splat<V>(ss[I]))...);
     else
-      return k(xv, splat<V>(ss[I])...);
+      return call_kernel(k, index_at(ix, i), xv, splat<V>(ss[I])...);
   };
   using scalar_t = std::type_identity<T>;
   using batch_t = std::type_identity<B>;
@@ -440,9 +451,13 @@ LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& kernel, const piece<T, NP>& pc
   }
 }
 
-template <bool Loaded, class K, class T, std::size_t NP>
+/// Runs kernel k over the piece: the loaded or the constant variant.
+template <class K, class T, std::size_t NP>
 void run_piece(const K& k, const piece<T, NP>& pc, bool simd) {
-  run_piece_impl<Loaded>(k, pc, simd, std::make_index_sequence<NP>{});
+  if (pc.loaded)
+    run_piece_impl<true>(k, pc, simd, std::make_index_sequence<NP>{});
+  else
+    run_piece_impl<false>(k, pc, simd, std::make_index_sequence<NP>{});
 }
 
 /// How one operand is read across a tile of `rows` x `cols` elements.
@@ -538,178 +553,273 @@ bool overlaps(const loop_plan<N>& plan, std::size_t a, const T* pa, std::size_t 
 }
 
 /**
- * Walks `plan` (operands: 0 = x, 1..NP = parameters, NP+1 = y) and hands
- * `chunk` contiguous pieces: `chunk(std::bool_constant<Loaded>{}, const
- * piece<T, NP>&)`. A piece is constant (every parameter constant over it)
- * or loaded (every parameter an array, in row mode one value per row).
- *
- * The unit of work is a tile: the innermost run, or the two innermost
- * dimensions when runs are short. An operand that is neither constant nor
- * contiguous over the tile (strided, or a per-row parameter in a 2-D tile)
- * is gathered or expanded into a stack buffer, and a non-contiguous y is
- * scattered from one, so the kernel only ever sees contiguous data. When
- * one parameter varies over a tile, the piece is loaded and the constant
- * ones are flagged (`piece::vary`). y may alias x when both have the same
- * geometry.
+ * The engine's plan: operands 0 = x, 1..NP = the parameters, NP + 1 = y,
+ * and NP + 2 = the output position (a row-major geometry with no data,
+ * whose offset is an element's flat index: piece::index).
+ */
+template <std::size_t NP>
+struct engine_plan : loop_plan<NP + 3> {
+  /// Added to every position (a block-fed call runs a part of the output).
+  std::size_t first_index = 0;
+};
+
+/// The row-major geometry of `out` (the position operand of an engine plan).
+inline nd_geom row_major_geom(const shape& out) noexcept {
+  nd_geom g;
+  set_row_major(g, out.rank(), out.begin());
+  return g;
+}
+
+/// The engine plan of x, the parameters and y over the broadcast shape
+/// `out` (each operand must broadcast to it).
+template <std::size_t NP>
+engine_plan<NP> make_engine_plan(const shape& out, const nd_geom& x, const std::array<const nd_geom*, NP>& params,
+                                 const nd_geom& y) {
+  const nd_geom pos = row_major_geom(out);
+  std::array<const nd_geom*, NP + 3> ops{};
+  ops[0] = &x;
+  for (std::size_t I = 0; I < NP; ++I) ops[1 + I] = params[I];
+  ops[NP + 1] = &y;
+  ops[NP + 2] = &pos;
+  engine_plan<NP> p;
+  static_cast<loop_plan<NP + 3>&>(p) = make_plan<NP + 3>(out, ops);
+  return p;
+}
+
+/// The same for operands given as descriptors (filled by name, see
+/// detail/protocol.hpp).
+template <class T, std::size_t NP>
+engine_plan<NP> make_engine_plan(const shape& out, const nd_geom& x, const std::array<const nd<const T>*, NP>& params,
+                                 const nd_geom& y) {
+  std::array<const nd_geom*, NP> g{};
+  for (std::size_t I = 0; I < NP; ++I) g[I] = params[I];
+  return make_engine_plan<NP>(out, x, g, y);
+}
+
+/// The data pointers of operand descriptors.
+template <class T, std::size_t NP>
+std::array<const T*, NP> data_of(const std::array<const nd<const T>*, NP>& params) noexcept {
+  std::array<const T*, NP> d{};
+  for (std::size_t I = 0; I < NP; ++I) d[I] = params[I]->data;
+  return d;
+}
+
+/// A piece consumer without its type: the engine is compiled once per
+/// element type and parameter count, not once per kernel or mode.
+template <class T, std::size_t NP>
+struct piece_sink {
+  const void* obj;
+  void (*call)(const void*, const piece<T, NP>&);
+  void operator()(const piece<T, NP>& pc) const { call(obj, pc); }
+};
+
+/**
+ * Step 1, plan to tiles: the unit of work is a tile, the innermost run, or
+ * the two innermost dimensions when runs are short. Each operand is read
+ * across a tile as a splat, contiguously, or through a buffer
+ * (tile_access); the tiles are the positions of the remaining, outer
+ * dimensions.
+ */
+template <class T, std::size_t NP>
+struct tiling {
+  static constexpr std::size_t N = NP + 3;  // x, parameters, y, position
+  static constexpr std::size_t Y = NP + 1, P = NP + 2;
+  std::size_t rows = 1, cols = 0, tile = 0, n_tiles = 0;
+  std::array<tile_access, N> acc{};
+  bool loaded = false;    // some parameter is not a splat over a tile
+  bool row_mode = false;  // x and y contiguous, every parameter constant along a row
+  bool direct = true;     // nothing buffered: pieces point into the operands
+  bool stream = false;    // streaming stores for y
+  std::size_t first_index = 0;  // engine_plan::first_index
+  loop_plan<N> outer;     // the dimensions outside the tile
+
+  tiling(const engine_plan<NP>& plan, const T* x, const T* y, const execution& exec)
+      : first_index(plan.first_index), outer(plan) {
+    const std::size_t r = plan.rank;
+    cols = plan.ext[r - 1];
+    bool two_d = r >= 2 && cols < short_run;
+    // A 2-D tile needs the positions contiguous over it (they are, unless
+    // the caller's position operand is not row-major: a block-fed call).
+    if (two_d && !(plan.str[P][r - 1] == 1 && plan.str[P][r - 2] == static_cast<std::ptrdiff_t>(cols))) two_d = false;
+    rows = two_d ? plan.ext[r - 2] : 1;
+    tile = rows * cols;
+    for (std::size_t k = 0; k < N; ++k)
+      classify(acc[k], two_d ? plan.str[k][r - 2] : 0, plan.str[k][r - 1], rows, cols);
+    // x and y are always read and written through pointers; a splat x (a
+    // broadcast input) is gathered like any other non-contiguous operand.
+    for (std::size_t k : {std::size_t(0), Y})
+      if (acc[k].kind == tile_access::splat) acc[k].kind = tile_access::buffered;
+    for (std::size_t I = 0; I < NP; ++I) loaded = loaded || acc[1 + I].kind != tile_access::splat;
+    row_mode = loaded && two_d && cols >= 2 * batch<T>::size && acc[0].kind == tile_access::contiguous &&
+               acc[Y].kind == tile_access::contiguous;
+    for (std::size_t I = 0; I < NP; ++I) row_mode = row_mode && acc[1 + I].col_stride == 0;
+    for (std::size_t k = 0; k <= Y; ++k) direct = direct && acc[k].kind != tile_access::buffered;
+    outer.rank = r - (two_d ? 2 : 1);
+    n_tiles = outer_count(outer);
+    stream = plan.count >= exec.stream_min_elements && !overlaps(plan, 0, x, Y, y);
+  }
+};
+
+/**
+ * Step 2, a tile to pieces: elements [jb, je) of the tile at offsets `off`
+ * (the whole tile, or a part: a multiple of `cols` in row mode, of
+ * chunk_elems otherwise), handed to `sink` as contiguous pieces, gathering
+ * and scattering through `buf` what is not contiguous.
+ */
+template <class T, std::size_t NP>
+void run_tile(const tiling<T, NP>& tl, const T* x, const std::array<const T*, NP>& params, T* y,
+              const std::array<std::ptrdiff_t, NP + 3>& off, std::size_t jb, std::size_t je,
+              T (&buf)[NP + 2][chunk_elems], piece_sink<T, NP> sink) {
+  constexpr std::size_t Y = NP + 1, P = NP + 2;
+  const std::size_t cols = tl.cols;
+  const T* xt = x + off[0];
+  T* yt = y + off[Y];
+  // Positions: contiguous over the tile, or (a 1-D tile) steps of col_stride.
+  const std::ptrdiff_t step = tl.acc[P].col_stride;
+  auto index_of = [&](std::size_t j) {
+    return element_index{tl.first_index + static_cast<std::size_t>(off[P]) + j * static_cast<std::size_t>(step), step};
+  };
+  piece<T, NP> pc;
+  pc.loaded = tl.loaded;
+  std::array<const T*, NP> pt;
+  for (std::size_t I = 0; I < NP; ++I) {
+    pt[I] = params[I] + off[1 + I];
+    pc.p[I] = pt[I];
+    pc.s[I] = *pt[I];
+    pc.vary[I] = tl.acc[1 + I].kind != tile_access::splat;
+  }
+  if (tl.row_mode) {
+    const std::size_t r0 = jb / cols;
+    pc.x = xt + jb;
+    pc.y = yt + jb;
+    pc.n = je - jb;
+    pc.rows = (je - jb) / cols;
+    pc.cols = cols;
+    pc.index = index_of(jb);
+    for (std::size_t I = 0; I < NP; ++I) {
+      pc.row_stride[I] = tl.acc[1 + I].row_stride;
+      pc.p[I] = pt[I] + static_cast<std::ptrdiff_t>(r0) * pc.row_stride[I];
+    }
+    sink(pc);
+    return;
+  }
+  if (tl.direct) {
+    pc.x = xt + jb;
+    pc.y = yt + jb;
+    pc.n = je - jb;
+    pc.stream = tl.stream;
+    pc.index = index_of(jb);
+    for (std::size_t I = 0; I < NP; ++I)
+      if (pc.vary[I]) pc.p[I] = pt[I] + jb;  // contiguous over the tile
+    sink(pc);
+    return;
+  }
+  for (std::size_t j0 = jb; j0 < je; j0 += chunk_elems) {
+    const std::size_t m = std::min(chunk_elems, je - j0);
+    const T* xp = xt + j0;
+    if (tl.acc[0].kind == tile_access::buffered) {
+      gather_tile(xt, tl.acc[0], cols, j0, m, buf[0]);
+      xp = buf[0];
+    }
+    for (std::size_t I = 0; I < NP; ++I) {
+      if (tl.acc[1 + I].kind == tile_access::contiguous) {
+        pc.p[I] = pt[I] + j0;
+      } else if (tl.acc[1 + I].kind == tile_access::buffered) {
+        gather_tile(pt[I], tl.acc[1 + I], cols, j0, m, buf[1 + I]);
+        pc.p[I] = buf[1 + I];
+      }
+    }
+    const bool scatter = tl.acc[Y].kind == tile_access::buffered;
+    pc.x = xp;
+    pc.y = scatter ? buf[Y] : yt + j0;
+    pc.n = m;
+    pc.index = index_of(j0);
+    sink(pc);
+    if (scatter) scatter_tile(yt, tl.acc[Y], cols, j0, m, buf[Y]);
+  }
+}
+
+/// Step 3: the elements [e0, e1) of the row-major order, tile after tile.
+template <class T, std::size_t NP>
+void run_range(const tiling<T, NP>& tl, const T* x, const std::array<const T*, NP>& params, T* y,
+               std::size_t e0, std::size_t e1, piece_sink<T, NP> sink) {
+  alignas(64) T buf[NP + 2][chunk_elems];
+  const std::size_t tile = tl.tile;
+  std::size_t t = e0 / tile;
+  for_each_outer_range(tl.outer, t, (e1 + tile - 1) / tile, [&](const std::array<std::ptrdiff_t, NP + 3>& off) {
+    const std::size_t base = t * tile;
+    run_tile(tl, x, params, y, off, std::max(e0, base) - base, std::min(e1, base + tile) - base, buf, sink);
+    ++t;
+  });
+}
+
+/// The common case in one step (what the general walk would do with it,
+/// without its set-up, which costs as much as a few hundred elements): a
+/// plan of one run, x and y contiguous, every parameter constant or
+/// contiguous along it, one thread. Returns false when it does not apply.
+template <class T, std::size_t NP>
+bool run_flat(const engine_plan<NP>& plan, const T* x, const std::array<const T*, NP>& params, T* y,
+              piece_sink<T, NP> sink, const execution& exec) {
+  constexpr std::size_t Y = NP + 1;
+  if (!(plan.rank == 1 && plan.str[0][0] == 1 && plan.str[Y][0] == 1 && plan.str[Y + 1][0] == 1 &&
+        parallel_parts(exec, plan.count) <= 1))
+    return false;
+  piece<T, NP> pc;
+  for (std::size_t I = 0; I < NP; ++I) {
+    if (plan.str[1 + I][0] != 0 && plan.str[1 + I][0] != 1) return false;
+    pc.p[I] = params[I];
+    pc.s[I] = *params[I];
+    pc.vary[I] = plan.str[1 + I][0] != 0;
+    pc.loaded = pc.loaded || pc.vary[I];
+  }
+  pc.x = x;
+  pc.y = y;
+  pc.n = plan.count;
+  pc.index.first = plan.first_index;
+  pc.stream = plan.count >= exec.stream_min_elements && !overlaps(plan, 0, x, Y, y);
+  sink(pc);
+  return true;
+}
+
+/**
+ * Walks `plan` (make_engine_plan) and hands `sink` contiguous pieces (see
+ * piece). An operand that is neither constant nor contiguous over a tile
+ * (strided, or a per-row parameter in a 2-D tile) is gathered or expanded
+ * into a stack buffer, and a non-contiguous y is scattered from one, so the
+ * kernel only ever sees contiguous data. y may alias x when both have the
+ * same geometry.
  *
  * With `exec` asking for threads, a large call is cut into contiguous parts
- * of the row-major order, run at the same time (lowbit::execution).
+ * of the row-major order, run at the same time (lowbit::execution). Part
+ * boundaries fall inside a tile only at whole rows (row mode) or whole
+ * chunk_elems blocks (a multiple of every batch width and cache line), so
+ * every part runs the kernel exactly as a single thread would.
  */
-template <std::size_t NP, class T, class Chunk>
-void elementwise(const loop_plan<NP + 2>& plan, const T* x, const std::array<const T*, NP>& params,
-                 T* y, Chunk&& chunk, const execution& exec = {}) {
-  constexpr std::size_t N = NP + 2;
-  if (plan.count == 0) return;
-  // The common case in one step (what the general walk below would do with
-  // it, without its set-up, which costs as much as a few hundred elements):
-  // a plan of one run, x and y contiguous, every parameter constant or
-  // contiguous along it, one thread.
-  if (plan.rank == 1 && plan.str[0][0] == 1 && plan.str[N - 1][0] == 1 &&
-      parallel_parts(exec, plan.count) <= 1) {
-    bool flat = true, loaded = false;
-    for (std::size_t I = 0; I < NP; ++I) {
-      flat = flat && (plan.str[1 + I][0] == 0 || plan.str[1 + I][0] == 1);
-      loaded = loaded || plan.str[1 + I][0] != 0;
-    }
-    if (flat) {
-      piece<T, NP> pc;
-      pc.x = x;
-      pc.y = y;
-      pc.n = plan.count;
-      for (std::size_t I = 0; I < NP; ++I) {
-        pc.p[I] = params[I];
-        pc.s[I] = *params[I];
-        pc.vary[I] = plan.str[1 + I][0] != 0;
-      }
-      pc.stream = plan.count >= exec.stream_min_elements && !overlaps(plan, 0, x, N - 1, y);
-      if (loaded)
-        chunk(std::true_type{}, pc);
-      else
-        chunk(std::false_type{}, pc);
-      return;
-    }
-  }
-  const std::size_t r = plan.rank;
-  const std::size_t cols = plan.ext[r - 1];
-  const bool two_d = r >= 2 && cols < short_run;
-  const std::size_t rows = two_d ? plan.ext[r - 2] : 1;
-  const std::size_t tile = rows * cols;
-  std::array<tile_access, N> acc;
-  for (std::size_t k = 0; k < N; ++k) classify(acc[k], two_d ? plan.str[k][r - 2] : 0, plan.str[k][r - 1], rows, cols);
-  // x and y are always read and written through pointers; a splat x (a
-  // broadcast input) is gathered like any other non-contiguous operand.
-  for (std::size_t k : {std::size_t(0), N - 1})
-    if (acc[k].kind == tile_access::splat) acc[k].kind = tile_access::buffered;
-  bool loaded = false;
-  for (std::size_t I = 0; I < NP; ++I) loaded = loaded || acc[1 + I].kind != tile_access::splat;
-  // Row mode: x and y contiguous over a 2-D tile of rows long enough for
-  // whole batches, and every parameter constant along a row.
-  bool row_mode = loaded && two_d && cols >= 2 * batch<T>::size &&
-                  acc[0].kind == tile_access::contiguous && acc[N - 1].kind == tile_access::contiguous;
-  for (std::size_t I = 0; I < NP; ++I) row_mode = row_mode && acc[1 + I].col_stride == 0;
-  bool direct = true;
-  for (std::size_t k = 0; k < N; ++k) direct = direct && acc[k].kind != tile_access::buffered;
-  // The outer loop: every dimension not in the tile.
-  loop_plan<N> outer = plan;
-  outer.rank = r - (two_d ? 2 : 1);
-
-  const std::size_t n_tiles = outer_count(outer);
-  // Streaming stores for a large y that does not overlap x.
-  const bool stream = plan.count >= exec.stream_min_elements && !overlaps(plan, 0, x, N - 1, y);
-
-  // Elements [jb, je) of the tile at offsets `off` (the whole tile, or a
-  // part: a multiple of `cols` in row mode, of chunk_elems otherwise).
-  auto do_tile = [&](auto lc, const std::array<std::ptrdiff_t, N>& off, std::size_t jb, std::size_t je,
-                     T (&buf)[N][chunk_elems]) {
-    const T* xt = x + off[0];
-    T* yt = y + off[N - 1];
-    piece<T, NP> pc;
-    std::array<const T*, NP> pt;
-    for (std::size_t I = 0; I < NP; ++I) {
-      pt[I] = params[I] + off[1 + I];
-      pc.p[I] = pt[I];
-      pc.s[I] = *pt[I];
-      pc.vary[I] = acc[1 + I].kind != tile_access::splat;
-    }
-    if (row_mode) {
-      const std::size_t r0 = jb / cols;
-      pc.x = xt + jb;
-      pc.y = yt + jb;
-      pc.n = je - jb;
-      pc.rows = (je - jb) / cols;
-      pc.cols = cols;
-      for (std::size_t I = 0; I < NP; ++I) {
-        pc.row_stride[I] = acc[1 + I].row_stride;
-        pc.p[I] = pt[I] + static_cast<std::ptrdiff_t>(r0) * pc.row_stride[I];
-      }
-      chunk(lc, pc);
-      return;
-    }
-    if (direct) {
-      pc.x = xt + jb;
-      pc.y = yt + jb;
-      pc.n = je - jb;
-      pc.stream = stream;
-      for (std::size_t I = 0; I < NP; ++I)
-        if (pc.vary[I]) pc.p[I] = pt[I] + jb;  // contiguous over the tile
-      chunk(lc, pc);
-      return;
-    }
-    for (std::size_t j0 = jb; j0 < je; j0 += chunk_elems) {
-      const std::size_t m = std::min(chunk_elems, je - j0);
-      const T* xp = xt + j0;
-      if (acc[0].kind == tile_access::buffered) {
-        gather_tile(xt, acc[0], cols, j0, m, buf[0]);
-        xp = buf[0];
-      }
-      for (std::size_t I = 0; I < NP; ++I) {
-        if (acc[1 + I].kind == tile_access::contiguous) {
-          pc.p[I] = pt[I] + j0;
-        } else if (acc[1 + I].kind == tile_access::buffered) {
-          gather_tile(pt[I], acc[1 + I], cols, j0, m, buf[1 + I]);
-          pc.p[I] = buf[1 + I];
-        }
-      }
-      const bool scatter = acc[N - 1].kind == tile_access::buffered;
-      pc.x = xp;
-      pc.y = scatter ? buf[N - 1] : yt + j0;
-      pc.n = m;
-      chunk(lc, pc);
-      if (scatter) scatter_tile(yt, acc[N - 1], cols, j0, m, buf[N - 1]);
-    }
+template <class T, std::size_t NP>
+void elementwise(const engine_plan<NP>& plan, const T* x, const std::array<const T*, NP>& params, T* y,
+                 piece_sink<T, NP> sink, const execution& exec) {
+  if (plan.count == 0 || run_flat(plan, x, params, y, sink, exec)) return;
+  const tiling<T, NP> tl(plan, x, y, exec);
+  const std::size_t count = tl.n_tiles * tl.tile;
+  const std::size_t parts = parallel_parts(exec, count);
+  if (parts <= 1) return run_range(tl, x, params, y, 0, count, sink);
+  const std::size_t grain = tl.row_mode ? tl.cols : chunk_elems;
+  auto bound = [&](std::size_t i) {
+    if (i >= parts) return count;
+    const std::size_t e = count / parts * i + count % parts * i / parts;
+    const std::size_t base = e / tl.tile * tl.tile;
+    return base + (e - base) / grain * grain;
   };
+  parallel_run(exec, parts, [&](std::size_t i) { run_range(tl, x, params, y, bound(i), bound(i + 1), sink); });
+}
 
-  // The elements [e0, e1) of the row-major order, tile after tile.
-  auto run_part = [&](auto lc, std::size_t e0, std::size_t e1) {
-    alignas(64) T buf[N][chunk_elems];
-    std::size_t t = e0 / tile;
-    for_each_outer_range(outer, t, (e1 + tile - 1) / tile, [&](const std::array<std::ptrdiff_t, N>& off) {
-      const std::size_t base = t * tile;
-      do_tile(lc, off, std::max(e0, base) - base, std::min(e1, base + tile) - base, buf);
-      ++t;
-    });
-  };
-
-  auto run = [&](auto lc) {
-    const std::size_t count = n_tiles * tile;
-    const std::size_t parts = parallel_parts(exec, count);
-    if (parts <= 1) return run_part(lc, 0, count);
-    // Part boundaries: inside a tile only at whole rows (row mode) or whole
-    // chunk_elems blocks (a multiple of every batch width and cache line),
-    // so every part runs the kernel exactly as a single thread would.
-    const std::size_t grain = row_mode ? cols : chunk_elems;
-    auto bound = [&](std::size_t i) {
-      if (i >= parts) return count;
-      const std::size_t e = count / parts * i + count % parts * i / parts;
-      const std::size_t base = e / tile * tile;
-      return base + (e - base) / grain * grain;
-    };
-    parallel_run(exec, parts, [&](std::size_t i) { run_part(lc, bound(i), bound(i + 1)); });
-  };
-  if (loaded)
-    run(std::true_type{});
-  else
-    run(std::false_type{});
+/// The same with any callable `f(const piece<T, NP>&)` as the sink.
+template <class T, std::size_t NP, class F>
+  requires std::is_invocable_v<const F&, const piece<T, NP>&>
+void elementwise(const engine_plan<NP>& plan, const T* x, const std::array<const T*, NP>& params, T* y, const F& f,
+                 const execution& exec = {}) {
+  const piece_sink<T, NP> sink{&f, [](const void* o, const piece<T, NP>& pc) { (*static_cast<const F*>(o))(pc); }};
+  elementwise(plan, x, params, y, sink, exec);
 }
 
 LOWBIT_END_DETAIL_NAMESPACE  // namespace lowbit::detail

@@ -335,6 +335,35 @@ LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> trunc(const xsimd::batch<T, A>& x) noexc
     return xsimd::copysign(detail::floor(xsimd::abs(x)), x);
 }
 
+// ---- the scalar-only hook (tests and benchmarks) -----------------------------
+
+/// This thread's switch between the SIMD body (true, the default) and the
+/// scalar kernels only (false). The results are identical bit for bit; the
+/// scalar path is a baseline for benchmarks and an independent check of the
+/// SIMD body in the tests. Not part of the API: use simd_scope.
+inline bool& simd_flag() noexcept {
+  thread_local bool on = true;
+  return on;
+}
+
+/// Whether the operators called on this thread run their SIMD body. Read
+/// once per call, on the calling thread (the threads of lowbit::execution
+/// run the call's choice).
+inline bool simd_enabled() noexcept { return simd_flag(); }
+
+/// While alive, the operators called on this thread run the SIMD body
+/// (`on`) or the scalar kernels only. Tests and benchmarks only.
+class simd_scope {
+ public:
+  explicit simd_scope(bool on) noexcept : saved_(simd_flag()) { simd_flag() = on; }
+  ~simd_scope() { simd_flag() = saved_; }
+  simd_scope(const simd_scope&) = delete;
+  simd_scope& operator=(const simd_scope&) = delete;
+
+ private:
+  bool saved_;
+};
+
 LOWBIT_END_DETAIL_NAMESPACE  // namespace lowbit::detail
 
 #endif  // LOWBIT_DETAIL_SIMD_HPP

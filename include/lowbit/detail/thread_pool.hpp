@@ -43,10 +43,9 @@ inline void spin_pause() noexcept {
 /**
  * The pool's threads spin for a while before they block. Blocking on a
  * condition variable alone costs a wake-up per call (a futex, and on a
- * virtual machine an interrupt to a halted virtual CPU): measured at 10-30
- * us on the 2-vCPU development machine, where it made two threads slower
- * than one at 2^18-2^22 elements, while the same parts run by spinning
- * threads took 2.0-2.3x less time than one thread.
+ * virtual machine an interrupt to a halted virtual CPU), which can outweigh
+ * the work of a part of a few million elements; spinning threads take the
+ * next part without one (docs/performance.md, "Threads").
  */
 inline constexpr std::chrono::microseconds worker_spin{200}, caller_spin{2000};
 
