@@ -123,7 +123,7 @@ struct float_quant_ref_kernel : scale_divider {
       // (2^e zero, subnormal below 2^-127, or inf) divide.
       const auto direct = (e >= I(-127)) & (e <= I(127));
       y = x * exp2_int(I(I(0) - e));
-      if (!all_lanes(direct)) y = bits_float(iselect(direct, float_bits(y), float_bits(V(x / p))));
+      if (!all_lanes(direct)) y = bits_float(iselect(direct, float_bits(y), float_bits(detail::quotient(x, p))));
     } else {
       // The biased exponent of 2^e, max(be - m, emin + 127), in [1, 253]:
       // fewer live constants than forming e first (AVX2 has 16 registers,

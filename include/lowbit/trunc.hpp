@@ -150,7 +150,7 @@ struct trunc_scale_ref_kernel {
   template <class V, class I>
   LOWBIT_ALWAYS_INLINE static bool fast_e(V scale, V out_scale, I& e) noexcept {
     constexpr std::int32_t S = std::bit_cast<std::int32_t>(1.4142135623730950488f) & 0x7fffff;
-    const I u = float_bits(V(out_scale / scale));
+    const I u = float_bits(detail::quotient(out_scale, scale));
     const I nd = I(S) - (u & I(0x7fffff));
     const auto fast = (u > I(0x7fffff)) & (u < I(0x7f800000)) & (iabs(nd) > I(1 << 11));
     if (!all_lanes(fast)) return false;
@@ -299,7 +299,7 @@ struct trunc_v1_kernel {
     if constexpr (St == stage::dequant) return dequantize(x, scale, zp);
     V y = scaled_input(x, scale, zp);
     y = detail::rint(y);
-    y = y / t;
+    y = detail::quotient(y, t);
     const V q = round_integral<S, M>(y);
     if constexpr (St == stage::code) return q;
     return dequantize(q, scale, zp);

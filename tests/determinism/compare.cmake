@@ -1,11 +1,20 @@
 # Run by ctest `determinism`:
-#   cmake -DBUILD_DIR=... -DCONFIG=... -DTARGETS=a|b|c -DPROGRAMS=pa|pb|pc -DOUT_DIR=... -P compare.cmake
-# Builds the three programs, runs each on the corpus and compares their
-# digest files line by line; fails naming the first case that differs.
+#   cmake -DBUILD_DIR=... -DCONFIG=... -DTARGETS=a|b|c -DPROGRAMS=pa|pb|pc -DOUT_DIR=...
+#         [-DAARCH64_EMULATOR=qemu-aarch64|-L|<sysroot>] [-DAARCH64_SKIPPED=<why>] -P compare.cmake
+# Builds the programs (the x86-64 ones, and lowbit-det-aarch64 when the
+# cross compiler and qemu were found), runs each on the corpus (a program
+# named *-aarch64 under AARCH64_EMULATOR) and compares their digest files
+# line by line; fails naming the first case that differs. AARCH64_SKIPPED
+# (why there is no aarch64 program) is printed, and the x86 builds are
+# still compared.
 cmake_minimum_required(VERSION 3.21)
 
 string(REPLACE "|" ";" programs "${PROGRAMS}")
 string(REPLACE "|" ";" targets "${TARGETS}")
+string(REPLACE "|" ";" aarch64_emulator "${AARCH64_EMULATOR}")
+if(AARCH64_SKIPPED)
+  message(STATUS "determinism: aarch64 comparison SKIPPED: ${AARCH64_SKIPPED}")
+endif()
 set(config_args)
 if(CONFIG)
   set(config_args --config "${CONFIG}")
@@ -18,10 +27,19 @@ foreach(p IN LISTS programs)
   get_filename_component(name "${p}" NAME_WE)
   set(f "${OUT_DIR}/${name}.txt")
   file(REMOVE "${f}")
-  execute_process(COMMAND "${p}" "${f}" RESULT_VARIABLE rc)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "determinism: ${p} failed (${rc})")
+  set(emulator)
+  if(name MATCHES "-aarch64$")
+    if(NOT aarch64_emulator)
+      message(FATAL_ERROR "determinism: ${p} needs AARCH64_EMULATOR")
+    endif()
+    set(emulator ${aarch64_emulator})
   endif()
+  execute_process(COMMAND ${emulator} "${p}" "${f}" RESULT_VARIABLE rc OUTPUT_VARIABLE said ERROR_VARIABLE said)
+  string(STRIP "${said}" said)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "determinism: ${emulator} ${p} failed (${rc}): ${said}")
+  endif()
+  message(STATUS "determinism: ${name}: ${said}")
   list(APPEND files "${f}")
 endforeach()
 
@@ -48,4 +66,9 @@ foreach(f IN LISTS files)
     endforeach()
   endif()
 endforeach()
-message(STATUS "determinism: ${n} cases, the same digests from ${PROGRAMS}")
+list(LENGTH files nfiles)
+string(REPLACE "|" ", " shown "${PROGRAMS}")
+message(STATUS "determinism: ${n} cases, the same digests from ${nfiles} builds: ${shown}")
+if(AARCH64_SKIPPED)
+  message(STATUS "determinism: aarch64 comparison SKIPPED: ${AARCH64_SKIPPED}")
+endif()

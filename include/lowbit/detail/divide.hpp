@@ -9,6 +9,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -40,15 +41,65 @@ bool exact_reciprocal(T s) noexcept {
 }
 
 /**
+ * \def LOWBIT_DETAIL_PORTABLE_NO_CONTRACT
+ * Tests only: when defined before any lowbit header, no_contract() uses its
+ * portable fallback (a round trip through volatile memory) on every target,
+ * also where it would use an empty asm statement, so that the fallback is
+ * compiled and tested on x86-64 and aarch64 too (tests/test_divide.cpp).
+ * It changes the definition of inline functions: every translation unit of
+ * a program must agree on it (the test is a program of its own for that).
+ *
+ * \def LOWBIT_DETAIL_NO_CONTRACT_ASM
+ * Set by this header: 1 when no_contract() is the empty asm statement, 0
+ * when it is the portable fallback.
+ */
+#if !defined(LOWBIT_DETAIL_PORTABLE_NO_CONTRACT) && (defined(__GNUC__) || defined(__clang__)) && \
+    (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__))
+#define LOWBIT_DETAIL_NO_CONTRACT_ASM 1
+#else
+#define LOWBIT_DETAIL_NO_CONTRACT_ASM 0
+#endif
+
+/**
+ * no_contract()'s portable fallback: v stored to volatile memory and loaded
+ * back, which the optimiser may not see through, so the value that comes
+ * back is not known to be a product. A scalar is one volatile object; a
+ * batch is stored lane by lane to an array, each lane passed through a
+ * volatile, and reloaded (store_unaligned and load_unaligned exist on every
+ * xsimd batch from 8.1 to 14, whatever its architecture). Bit for bit the
+ * identity: plain loads and stores, no arithmetic (NaN payloads, -0 and
+ * subnormals come back as they were).
+ */
+template <class V>
+LOWBIT_ALWAYS_INLINE V no_contract_portable(V v) noexcept {
+  if constexpr (is_batch_v<V>) {
+    using T = lane_t<V>;
+    T lanes[V::size];
+    v.store_unaligned(lanes);
+    for (std::size_t i = 0; i < V::size; ++i) {
+      volatile T keep = lanes[i];
+      lanes[i] = keep;
+    }
+    return V::load_unaligned(lanes);
+  } else {
+    volatile V keep = v;
+    return keep;
+  }
+}
+
+/**
  * Returns v unchanged, but hides how it was computed from the optimiser, so
  * that a product is never contracted with a following addition into a
  * fused multiply-add (-ffp-contract=fast, GCC's default outside ISO modes):
  * x * 2^k rounds when the result is subnormal, and fma(x, 2^k, zp) would
- * then differ from the two roundings the operators specify.
+ * then differ from the two roundings the operators specify. With GCC or
+ * clang on x86 and aarch64, an empty asm statement that claims to modify
+ * the register holding v (no instruction); elsewhere, or with
+ * LOWBIT_DETAIL_PORTABLE_NO_CONTRACT, no_contract_portable().
  */
 template <class V>
 LOWBIT_ALWAYS_INLINE V no_contract(V v) noexcept {
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__))
+#if LOWBIT_DETAIL_NO_CONTRACT_ASM
 #if defined(__aarch64__)
 #define LOWBIT_DETAIL_VREG "+w"
 #else
@@ -64,9 +115,29 @@ LOWBIT_ALWAYS_INLINE V no_contract(V v) noexcept {
   }
 #undef LOWBIT_DETAIL_VREG
 #else
-  volatile V keep = v;  // other targets: a store and a load
-  return keep;
+  return no_contract_portable(v);  // other targets: stores and loads
 #endif
+}
+
+/**
+ * `a / b`, the IEEE quotient (correctly rounded), for a scalar or a batch.
+ * Every division of lowbit's kernels goes through it. On AArch64 a float
+ * batch is divided with fdiv (vdivq_f32): xsimd (8.1 to 14.x) divides float
+ * batches there by a reciprocal estimate refined by two Newton-Raphson
+ * steps and a product, which is not the quotient (it differs in about 40%
+ * of random cases, and gives -inf for x / 2^-140). Double batches (fdiv in
+ * xsimd too) and every other architecture: the operator.
+ */
+template <class V>
+LOWBIT_ALWAYS_INLINE V quotient(V a, V b) noexcept {
+  if constexpr (is_batch_v<V>) {
+    if constexpr (is_neon64<typename V::arch_type> && std::is_same_v<lane_t<V>, float>) {
+#if XSIMD_WITH_NEON64
+      return V(vdivq_f32(a, b));
+#endif
+    }
+  }
+  return a / b;
 }
 
 /// The division by the scale: `x / scale`, or, when `recip` is set, the
@@ -79,7 +150,7 @@ struct scale_divider {
   template <class V>
   LOWBIT_ALWAYS_INLINE V divide(V x, V scale) const noexcept {
     if (recip) return no_contract(V(x * V(static_cast<lane_t<V>>(inv))));
-    return x / scale;
+    return detail::quotient(x, scale);
   }
   /// The divider of a piece whose scale is the constant `s`: the product
   /// when `allowed` (the SIMD path) and s has an exact reciprocal.

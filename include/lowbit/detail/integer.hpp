@@ -102,7 +102,7 @@ LOWBIT_ALWAYS_INLINE V clamp(V y, V lo, V hi) noexcept {
 /// y = x / scale + zeropt, two roundings, never fused.
 template <class V>
 LOWBIT_ALWAYS_INLINE V scaled_input(V x, V scale, V zp) noexcept {
-  V y = x / scale;
+  V y = detail::quotient(x, scale);
   y = y + zp;
   return y;
 }

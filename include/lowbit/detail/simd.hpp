@@ -145,7 +145,7 @@ LOWBIT_ALWAYS_INLINE T bound_above(T hi, T y) noexcept {
 template <bool below, class T, class A>
 LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> bound(const xsimd::batch<T, A>& a,
                                                const xsimd::batch<T, A>& y) noexcept {
-  using B = xsimd::batch<T, A>;
+  using B [[maybe_unused]] = xsimd::batch<T, A>;  // unused off x86
   [[maybe_unused]] constexpr bool f32 = std::is_same_v<T, float>;
 #if defined(__AVX512F__)
   if constexpr (std::is_base_of_v<xsimd::avx512f, A>) {
@@ -282,9 +282,45 @@ template <class T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
 LOWBIT_ALWAYS_INLINE T rint(T v) noexcept {
   return std::nearbyint(v);
 }
+// AArch64: frintn / frintm / frintp / frintz, called directly. xsimd (8.1
+// to 14.x) has no NEON rounding kernels: its generic ceil, floor and trunc
+// go through a conversion to integers, which gives +0 for ceil(-0.2) and
+// trunc(-0.2) where IEEE (and x86's roundps) gives -0.
+#if XSIMD_WITH_NEON64
+template <class A>
+inline constexpr bool is_neon64 = std::is_base_of_v<xsimd::neon64, A>;
+#else
+template <class A>
+inline constexpr bool is_neon64 = false;
+#endif
+
+/// M: 'n' nearest (ties to even), 'm' toward -inf, 'p' toward +inf, 'z' toward 0.
+template <char M, class T, class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> neon64_round(const xsimd::batch<T, A>& x) noexcept {
+#if XSIMD_WITH_NEON64
+  using B = xsimd::batch<T, A>;
+  static_assert(M == 'n' || M == 'm' || M == 'p' || M == 'z');
+  if constexpr (std::is_same_v<T, float>) {
+    if constexpr (M == 'n') return B(vrndnq_f32(x));
+    else if constexpr (M == 'm') return B(vrndmq_f32(x));
+    else if constexpr (M == 'p') return B(vrndpq_f32(x));
+    else return B(vrndq_f32(x));
+  } else {
+    if constexpr (M == 'n') return B(vrndnq_f64(x));
+    else if constexpr (M == 'm') return B(vrndmq_f64(x));
+    else if constexpr (M == 'p') return B(vrndpq_f64(x));
+    else return B(vrndq_f64(x));
+  }
+#else
+  return x;
+#endif
+}
+
 template <class T, class A>
 LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> rint(const xsimd::batch<T, A>& x) noexcept {
-  if constexpr (has_native_round<A>)
+  if constexpr (is_neon64<A>)
+    return detail::neon64_round<'n'>(x);
+  else if constexpr (has_native_round<A>)
     return xsimd::nearbyint(x);
   else
     return detail::rint_emulated(x);
@@ -296,7 +332,9 @@ LOWBIT_ALWAYS_INLINE T floor(T v) noexcept {
 }
 template <class T, class A>
 LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> floor(const xsimd::batch<T, A>& x) noexcept {
-  if constexpr (has_native_round<A>) {
+  if constexpr (is_neon64<A>)
+    return detail::neon64_round<'m'>(x);
+  else if constexpr (has_native_round<A>) {
     return xsimd::floor(x);
   } else {
     using B = xsimd::batch<T, A>;
@@ -312,7 +350,9 @@ LOWBIT_ALWAYS_INLINE T ceil(T v) noexcept {
 }
 template <class T, class A>
 LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> ceil(const xsimd::batch<T, A>& x) noexcept {
-  if constexpr (has_native_round<A>) {
+  if constexpr (is_neon64<A>)
+    return detail::neon64_round<'p'>(x);
+  else if constexpr (has_native_round<A>) {
     return xsimd::ceil(x);
   } else {
     using B = xsimd::batch<T, A>;
@@ -329,7 +369,9 @@ LOWBIT_ALWAYS_INLINE T trunc(T v) noexcept {
 }
 template <class T, class A>
 LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> trunc(const xsimd::batch<T, A>& x) noexcept {
-  if constexpr (has_native_round<A>)
+  if constexpr (is_neon64<A>)
+    return detail::neon64_round<'z'>(x);
+  else if constexpr (has_native_round<A>)
     return xsimd::trunc(x);
   else
     return xsimd::copysign(detail::floor(xsimd::abs(x)), x);
