@@ -2,6 +2,7 @@
 // Tests for include/lowbit/float_quant.hpp.
 #include <lowbit/float_quant.hpp>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -213,6 +214,25 @@ TEST_CASE("OCP presets: E4M3FN, E5M2, E2M1", "[float_quant]") {
                                  : fq1<semantics::reference>(3.0f, e2m1, rounding_mode::half_even, 0, 0.5f)) ==
           3.0f);
   }
+}
+
+TEST_CASE("reference: +-inf gives x86's default NaN, 0xffc00000, on every architecture", "[float_quant]") {
+  // x / 2^e = inf / inf is an invalid operation: x86 gives -NaN, AArch64
+  // +NaN. The kernel makes x86's explicit, so that the determinism test's
+  // aarch64 build gives the same bits; SIMD body, tail and scalar path.
+  std::vector<float> x(37);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = (i % 2) ? inf : -inf;
+  for (rounding_mode m : lowbit::all_rounding_modes)
+    for (int ov : {0, 1, 2})
+      for (bool simd : {true, false}) {
+        const lowbit::detail::simd_scope scope(simd);
+        std::vector<float> y(x.size(), 1.0f);
+        make<semantics::reference>(m, ov)(x, 1.0f, 4.0f, 3.0f, 7.0f, 448.0f, y);
+        for (std::size_t i = 0; i < y.size(); ++i) {
+          INFO("mode " << lowbit::to_string(m) << ", overflow rule " << ov << ", simd " << simd << ", i " << i);
+          CHECK(std::bit_cast<std::uint32_t>(y[i]) == 0xffc00000u);
+        }
+      }
 }
 
 TEST_CASE("QUIRKS.md examples in both semantics", "[float_quant]") {
