@@ -334,7 +334,11 @@ inline overlap_answer self_overlap(const nd_geom& g, std::array<std::size_t, max
       i2[dims[j]] = 1;
       return overlap_answer::found;
     }
-  std::sort(dims.begin(), dims.begin() + n, [&](std::size_t p, std::size_t q) { return mag(p) < mag(q); });
+  // By stride magnitude: an insertion sort of at most max_rank entries
+  // (std::sort made GCC 12 warn, -Warray-bounds, about an index past
+  // max_rank that it could not rule out).
+  for (std::size_t j = 1; j < n && j < max_rank; ++j)
+    for (std::size_t k = j; k > 0 && mag(dims[k]) < mag(dims[k - 1]); --k) std::swap(dims[k], dims[k - 1]);
   std::size_t reach = 0;  // the largest offset the smaller strides reach (fits: check_span)
   bool nested = true;
   for (std::size_t j = 0; j < n && nested; ++j) {
