@@ -86,11 +86,13 @@ enum class fq_overflow { saturate, infinity, nan };
  * number, rounded once). The general path handles everything else.
  */
 /// St: the whole operator, q only, or q (passed as X) to Y (detail::stage).
-template <rounding_mode M, stage St = stage::fake>
+/// Sat: overflows saturate; else `ov` says how they resolve (infinity or
+/// NaN, a run-time member: a branch per batch, always predicted). Twice the
+/// kernels, not thrice: saturation is the common case, and a run-time
+/// choice there cost FloatQuant 5-13% (the loop keeps fewer values live).
+template <rounding_mode M, stage St = stage::fake, bool Sat = true>
 struct float_quant_ref_kernel : scale_divider {
-  /// How an overflow resolves: a run-time member (a branch per batch, always
-  /// predicted), so that the kernel is compiled once per mode, not thrice.
-  fq_overflow ov = fq_overflow::saturate;
+  fq_overflow ov = fq_overflow::saturate;  ///< with !Sat: infinity or nan
   const std::int32_t* thr = nullptr;
   bool general = true;  ///< m or emin vary over the piece, or leave the fast range
   /// For the fast path (general false): the piece's m, and emin + 127 (the
@@ -142,7 +144,7 @@ struct float_quant_ref_kernel : scale_divider {
     const V r = detail::round_integral<semantics::reference, M>(y);
     V q = r * p;
     const V nmax = detail::negate(maxv);
-    if (ov == fq_overflow::saturate) {
+    if constexpr (Sat) {
       // select(q < nmax, nmax, q), then select(q > maxv, maxv, q): exactly
       // the bounds (MAXPS / MINPS, detail/simd.hpp).
       q = detail::bound_above(maxv, detail::bound_below(nmax, q));
@@ -167,10 +169,10 @@ struct float_quant_ref_kernel : scale_divider {
 /// false keeps the bit technique, for the technique benchmark.
 /// The divider (a base) is the power-of-two scale fast path (scale_divider).
 /// St: the whole operator, q only, or q (passed as X) to Y (detail::stage).
-template <rounding_mode M, bool Magic = M == rounding_mode::half_even, stage St = stage::fake>
+/// Sat and ov: as in float_quant_ref_kernel.
+template <rounding_mode M, bool Magic = M == rounding_mode::half_even, stage St = stage::fake, bool Sat = true>
 struct float_quant_exact_kernel : scale_divider {
-  /// How an overflow resolves (run time, as in float_quant_ref_kernel).
-  fq_overflow ov = fq_overflow::saturate;
+  fq_overflow ov = fq_overflow::saturate;  ///< with !Sat: infinity or nan
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V X, V scale, V mant, V emin, V maxv) const noexcept {
     using I = int_lanes_t<V>;
@@ -219,7 +221,7 @@ struct float_quant_exact_kernel : scale_divider {
     const auto finite_nonzero = mask_and(ax > V(0.0f), ax <= V(std::numeric_limits<float>::max()));
     q = detail::select(finite_nonzero, q, x);
     const auto over = detail::abs(q) > maxv;
-    if (ov == fq_overflow::saturate) {
+    if constexpr (Sat) {
       q = detail::select(over, detail::copysign(maxv, q), q);
     } else if (ov == fq_overflow::infinity) {
       q = detail::select(over, detail::copysign(V(std::numeric_limits<float>::infinity()), q), q);
@@ -555,10 +557,18 @@ struct float_quant {
       const std::int32_t ebmin = general ? 0 : static_cast<std::int32_t>(pc.s[emin_k] + 127.0f);
       detail::with_rounding_mode(mode, [&](auto mc) {
         constexpr rounding_mode M = decltype(mc)::value;
-        if constexpr (exact)
-          detail::run_piece(detail::float_quant_exact_kernel<M, M == rounding_mode::half_even, St>{div, ov}, pc, simd);
+        auto with = [&](auto sat) {
+          constexpr bool Sat = decltype(sat)::value;
+          if constexpr (exact)
+            detail::run_piece(detail::float_quant_exact_kernel<M, M == rounding_mode::half_even, St, Sat>{div, ov}, pc,
+                              simd);
+          else
+            detail::run_piece(detail::float_quant_ref_kernel<M, St, Sat>{div, ov, thr, general, m_int, ebmin}, pc, simd);
+        };
+        if (ov == detail::fq_overflow::saturate)
+          with(std::true_type{});
         else
-          detail::run_piece(detail::float_quant_ref_kernel<M, St>{div, ov, thr, general, m_int, ebmin}, pc, simd);
+          with(std::false_type{});
       });
     }, exec);
   }
