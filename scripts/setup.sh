@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs, with apt-get, whatever lowbit's build and tests need that is not
-# installed yet. A second run only checks (dpkg-query) and prints one line.
+# installed yet, and the Debian packages named as arguments (scripts/aarch64.sh
+# adds its cross compiler and qemu). A second run only checks (dpkg-query)
+# and prints one line.
 set -euo pipefail
 
 packages=(
@@ -9,6 +11,7 @@ packages=(
   catch2              # Catch2 2.13 on Debian 12 (tests)
   libbenchmark-dev    # Google Benchmark 1.7 (bench/)
   clang-14 libclang-rt-14-dev   # second compiler and its sanitizer runtimes
+  "$@"                # what the caller adds
 )
 
 if ! command -v dpkg-query >/dev/null; then

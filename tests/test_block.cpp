@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "support/catch.hpp"
+#include "support/positions.hpp"
 
 namespace {
 
@@ -160,14 +161,7 @@ struct block_kernel {
   template <class V>
   V operator()(lowbit::detail::element_index ix, V x, V p, V v) const noexcept {
     using T = lowbit::detail::lane_t<V>;
-    if constexpr (lowbit::detail::is_batch_v<V>) {
-      alignas(64) T lanes[V::size];
-      for (std::size_t j = 0; j < V::size; ++j)
-        lanes[j] = static_cast<T>(ix.first + j * static_cast<std::size_t>(ix.step));
-      return x / v + p + V::load_aligned(lanes) * T(0x1p-20);
-    } else {
-      return x / v + p + static_cast<T>(ix.first) * T(0x1p-20);
-    }
+    return x / v + p + lowbit_test::positions<V>(ix) * T(0x1p-20);
   }
 };
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "support/catch.hpp"
+#include "support/positions.hpp"
 
 using lowbit::detail::nd;
 
@@ -88,30 +89,14 @@ struct write_index {
   template <class V>
   V operator()(lowbit::detail::element_index ix, V x, V p0, V p1) const noexcept {
     using T = lowbit::detail::lane_t<V>;
-    if constexpr (lowbit::detail::is_batch_v<V>) {
-      alignas(64) T lanes[V::size];
-      for (std::size_t j = 0; j < V::size; ++j)
-        lanes[j] = static_cast<T>(ix.first + j * static_cast<std::size_t>(ix.step));
-      return V::load_aligned(lanes) + x * T(0) + p0 * T(0) + p1 * T(0);
-    } else {
-      return static_cast<T>(ix.first) + x * T(0) + p0 * T(0) + p1 * T(0);
-    }
+    return lowbit_test::positions<V>(ix) + x * T(0) + p0 * T(0) + p1 * T(0);
   }
 };
 
-nd<double> out_view(double* p, const std::vector<std::size_t>& ext, const std::vector<std::ptrdiff_t>& str) {
-  nd<double> d;
-  d.data = p;
-  d.rank = ext.size();
-  for (std::size_t r = 0; r < ext.size(); ++r) {
-    d.ext[r] = ext[r];
-    d.str[r] = str[r];
-  }
-  return d;
-}
-
-nd<const double> in_view(const double* p, const std::vector<std::size_t>& ext, const std::vector<std::ptrdiff_t>& str) {
-  nd<const double> d;
+/// A descriptor of p with these extents and strides (E: double or const double).
+template <class E>
+nd<E> view_of(E* p, const std::vector<std::size_t>& ext, const std::vector<std::ptrdiff_t>& str) {
+  nd<E> d;
   d.data = p;
   d.rank = ext.size();
   for (std::size_t r = 0; r < ext.size(); ++r) {
@@ -184,12 +169,12 @@ TEST_CASE("Pieces carry each element's flat output position: 1 and 2 threads, SI
       xstr[r] = static_cast<std::ptrdiff_t>(s);
       s *= pt.ext[r];
     }
-    const nd<const double> xd = in_view(x.data(), pt.ext, xstr);
-    const nd<const double> pd = in_view(p0.data(), pt.pext, pstr);
+    const nd<const double> xd = view_of<const double>(x.data(), pt.ext, xstr);
+    const nd<const double> pd = view_of<const double>(p0.data(), pt.pext, pstr);
     nd<const double> sd;
     sd.rank = 0;
     sd.data = &p1;
-    const nd<double> yd = out_view(ybuf.data() - lo, pt.ext, pt.ystr);
+    const nd<double> yd = view_of<double>(ybuf.data() - lo, pt.ext, pt.ystr);
     const shape out(pt.ext.begin(), pt.ext.end());
     const auto plan = lowbit::detail::make_engine_plan<2>(out, xd, {&pd, &sd}, yd);
     for (unsigned threads : {1u, 2u}) {

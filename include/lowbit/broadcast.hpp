@@ -245,6 +245,10 @@ void for_each_run(const loop_plan<N>& p, F&& f) {
  */
 template <std::size_t N, class F>
 void for_each_position(const shape& s, const std::array<const nd_geom*, N>& ops, F&& f) {
+  if (s.count() == 1) {  // one position (a scalar parameter): offset 0 everywhere, no plan
+    f(std::size_t(0), std::array<std::ptrdiff_t, N>{});
+    return;
+  }
   const loop_plan<N> p = make_plan<N>(s, ops);
   if (p.count == 0) return;
   std::size_t flat = 0;
