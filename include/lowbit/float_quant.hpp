@@ -125,13 +125,16 @@ struct float_quant_ref_kernel : scale_divider {
       // (2^e zero, subnormal below 2^-127, or inf) divide.
       const auto direct = (e >= I(-127)) & (e <= I(127));
       y = x * exp2_int(I(I(0) - e));
-      if (!all_lanes(direct)) y = bits_float(iselect(direct, float_bits(y), float_bits(detail::quotient(x, p))));
-      // x = +-inf: x / 2^e is inf / inf, whose NaN is the hardware's default
-      // NaN: -NaN (0xffc00000) on x86, +NaN on AArch64. x86's, explicitly,
-      // so that the bits do not depend on the architecture (it propagates
-      // unchanged through the rounding and the products below).
-      y = detail::select(detail::abs(x) == V(std::numeric_limits<float>::infinity()),
-                         V(std::bit_cast<float>(std::uint32_t(0xffc00000u))), y);
+      if (!all_lanes(direct)) {
+        y = bits_float(iselect(direct, float_bits(y), float_bits(detail::quotient(x, p))));
+        // x = +-inf (k = 1000, so never direct): x / 2^e is inf / inf, whose
+        // NaN is the hardware's default NaN: -NaN (0xffc00000) on x86, +NaN
+        // on AArch64. x86's, explicitly, so that the bits do not depend on
+        // the architecture (it propagates unchanged through the rounding
+        // and the products below).
+        y = detail::select(detail::abs(x) == V(std::numeric_limits<float>::infinity()),
+                           V(std::bit_cast<float>(std::uint32_t(0xffc00000u))), y);
+      }
     } else {
       // The biased exponent of 2^e, max(be - m, emin + 127), in [1, 253]:
       // fewer live constants than forming e first (AVX2 has 16 registers,
