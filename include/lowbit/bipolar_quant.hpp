@@ -16,6 +16,7 @@
 #include "attributes.hpp"
 #include "broadcast.hpp"
 #include "config.hpp"
+#include "detail/driver.hpp"
 #include "detail/elementwise.hpp"
 #include "detail/simd.hpp"
 #include "detail/stage.hpp"
@@ -81,50 +82,49 @@ struct bipolar_quant {
   /// The broadcast shape of x and scale.
   template <tensor_arg X, tensor_arg Scale>
   shape output_shape(const X& x, const Scale& scale) const {
-    if constexpr (!detail::io_types_ok<X, void, float, double>()) {
-      return shape{};
-    } else {
-      using T = std::remove_cv_t<detail::element_t<const X&>>;
-      detail::tensor_in<T> xs(x), ss(scale);
-      return broadcast_shape({xs.get_shape(), ss.get_shape()}, {"x", "scale"}, name);
-    }
+    return detail::call_output_shape(*this, x, scale);
   }
 
   /// Binarizes x into y. See the class documentation.
   template <tensor_arg X, tensor_arg Scale, tensor_arg Y>
   void operator()(const X& x, const Scale& scale, Y&& y) const {
-    if constexpr (!detail::io_types_ok<X, Y, float, double>()) {
-      return;
-    } else {
-      using T = std::remove_cv_t<detail::element_t<const X&>>;
-      static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
-                    "lowbit::bipolar_quant works on float and double tensors");
-      detail::tensor_in<T> xs(x), ss(scale);
-      detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
-      run(xs, ss, yd);
-    }
+    detail::call(*this, std::forward<Y>(y), x, scale);
   }
 
  private:
-  friend struct detail::codes_access;
+  // ---- the protocol's hooks (detail/driver.hpp) ----
+  friend struct detail::protocol_access;
+  template <class T>
+  using args = detail::call_args<bipolar_quant, T>;
 
-  /// The operator (St = fake), or one of its stages for codes.hpp.
-  template <detail::stage St = detail::stage::fake, class T>
-  void run(const detail::tensor_in<T>& xs, const detail::tensor_in<T>& ss, detail::nd<T>& yd) const {
-    // Shapes and memory first, then values.
-    const shape out = broadcast_shape({xs.get_shape(), ss.get_shape()}, {"x", "scale"}, name);
-    detail::check_output(name, yd, out);
-    detail::check_output_memory<T, 1>(name, yd, xs.d, {{{"scale", &ss.d}}});
-    if constexpr (S == semantics::exact) detail::check_scale_positive(name, "scale", ss.d);
-    std::array<const detail::nd<const T>*, operands::size> ops{};
-    ops[operands::index<"scale">] = &ss.d;
-    const auto plan = detail::make_engine_plan(out, xs.d, ops, yd);
-    const auto params = detail::data_of(ops);
-    const bool simd = detail::simd_enabled();
-    detail::elementwise(plan, xs.d.data, params, yd.data, [&](const detail::piece<T, operands::size>& pc) {
-      detail::run_piece(detail::bipolar_quant_kernel<S, St>{}, pc, simd);
-    }, exec);
+  void check_attributes() const {}
+
+  template <class T>
+  void check_values(const args<T>& a) const {
+    if constexpr (S == semantics::exact) detail::check_scale_positive(name, "scale", a.template get<"scale">());
   }
+
+  /// Codes: -1 and +1 with a signed code type, bits 0 and 1 with an unsigned one.
+  template <class C, detail::stage, class T>
+  bool check_codes(const args<T>&) const {
+    return std::is_unsigned_v<C>;
+  }
+
+  template <class T>
+  struct state {
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                  "lowbit::bipolar_quant works on float and double tensors");
+    std::array<const detail::nd<const T>*, operands::size> ops{};
+
+    state(const bipolar_quant&, const args<T>& a, const shape&) {
+      ops[operands::index<"scale">] = &a.template get<"scale">();
+    }
+
+    template <detail::stage St>
+    void run(const detail::piece<T, operands::size>& pc, bool simd) const {
+      detail::run_piece(detail::bipolar_quant_kernel<S, St>{}, pc, simd);
+    }
+  };
 };
 
 LOWBIT_END_NAMESPACE  // namespace lowbit

@@ -21,6 +21,79 @@
 
 LOWBIT_BEGIN_NAMESPACE
 
+namespace detail {
+
+/// broadcast_shape over `n` shapes, `n_names` of them named (the rest are
+/// "input i" in messages): the one implementation, for the public function
+/// and the operators' driver.
+inline shape broadcast_shapes(const shape* shapes, const char* const* names, std::size_t n, const char* op,
+                              std::size_t n_names) {
+  // The usual call: scalar parameters next to one tensor, whose shape is
+  // the broadcast (a count that overflows is reported below).
+  const shape* only = nullptr;
+  std::size_t tensors = 0;
+  for (const shape& s : std::span(shapes, n))
+    if (s.rank() != 0) {
+      only = &s;
+      ++tensors;
+    }
+  std::size_t n1 = 0;
+  if (tensors == 0) return shape{};
+  if (tensors == 1 && detail::checked_count(only->begin(), only->rank(), n1)) return *only;
+  std::size_t rank = 0;
+  for (const shape& s : std::span(shapes, n)) rank = std::max(rank, s.rank());
+  std::array<std::size_t, max_rank> out;
+  out.fill(1);
+  std::array<std::size_t, max_rank> owner{};  // which input set out[d]
+  std::size_t k = 0;
+  for (const shape& s : std::span(shapes, n)) {
+    const std::size_t off = rank - s.rank();
+    for (std::size_t j = 0; j < s.rank(); ++j) {
+      const std::size_t d = off + j, e = s[j];
+      if (e == 1) continue;
+      if (out[d] == 1) {
+        out[d] = e;
+        owner[d] = k;
+      } else if (out[d] != e) {
+        auto name = [&](std::size_t i) {
+          return i < n_names ? std::string(names[i]) : "input " + std::to_string(i);
+        };
+        throw error(std::string(op) + ": shapes do not broadcast: " + name(owner[d]) +
+                    " has shape " + shapes[owner[d]].to_string() + " and " + name(k) +
+                    " has shape " + s.to_string() + " (dimension " + std::to_string(d) +
+                    " of the broadcast: " + std::to_string(out[d]) + " vs " + std::to_string(e) +
+                    "); expected equal extents or 1");
+      }
+    }
+    ++k;
+  }
+  std::size_t count = 0;
+  if (!detail::checked_count(out.data(), rank, count)) {
+    std::string dims = "[";
+    for (std::size_t d = 0; d < rank; ++d) dims += (d ? ", " : "") + std::to_string(out[d]);
+    dims += "]";
+    std::string what;
+    std::size_t i = 0;
+    for (const shape& s : std::span(shapes, n)) {
+      what += (i ? ", " : "") +
+              (i < n_names ? std::string(names[i]) : "input " + std::to_string(i)) + " " +
+              s.to_string();
+      ++i;
+    }
+    throw error(std::string(op) + ": the broadcast of " + what + " has shape " + dims +
+                ", whose element count overflows std::size_t; expected at most " +
+                std::to_string(std::numeric_limits<std::size_t>::max()) + " elements");
+  }
+  return shape(out.begin(), out.begin() + rank);
+}
+
+/// The same with every shape named.
+inline shape broadcast_shapes(const shape* shapes, const char* const* names, std::size_t n, const char* op) {
+  return broadcast_shapes(shapes, names, n, op, n);
+}
+
+}  // namespace detail
+
 /**
  * The numpy broadcast of several shapes: shapes are aligned on their last
  * dimension, missing leading dimensions count as 1, and in each dimension
@@ -38,63 +111,7 @@ LOWBIT_BEGIN_NAMESPACE
 inline shape broadcast_shape(std::initializer_list<shape> shapes,
                              std::initializer_list<const char*> names = {},
                              const char* op = "lowbit::broadcast_shape") {
-  // The usual call: scalar parameters next to one tensor, whose shape is
-  // the broadcast (a count that overflows is reported below).
-  const shape* only = nullptr;
-  std::size_t tensors = 0;
-  for (const shape& s : shapes)
-    if (s.rank() != 0) {
-      only = &s;
-      ++tensors;
-    }
-  std::size_t n1 = 0;
-  if (tensors == 0) return shape{};
-  if (tensors == 1 && detail::checked_count(only->begin(), only->rank(), n1)) return *only;
-  std::size_t rank = 0;
-  for (const shape& s : shapes) rank = std::max(rank, s.rank());
-  std::array<std::size_t, max_rank> out;
-  out.fill(1);
-  std::array<std::size_t, max_rank> owner{};  // which input set out[d]
-  std::size_t k = 0;
-  for (const shape& s : shapes) {
-    const std::size_t off = rank - s.rank();
-    for (std::size_t j = 0; j < s.rank(); ++j) {
-      const std::size_t d = off + j, e = s[j];
-      if (e == 1) continue;
-      if (out[d] == 1) {
-        out[d] = e;
-        owner[d] = k;
-      } else if (out[d] != e) {
-        auto name = [&](std::size_t i) {
-          return i < names.size() ? std::string(names.begin()[i]) : "input " + std::to_string(i);
-        };
-        throw error(std::string(op) + ": shapes do not broadcast: " + name(owner[d]) +
-                    " has shape " + shapes.begin()[owner[d]].to_string() + " and " + name(k) +
-                    " has shape " + s.to_string() + " (dimension " + std::to_string(d) +
-                    " of the broadcast: " + std::to_string(out[d]) + " vs " + std::to_string(e) +
-                    "); expected equal extents or 1");
-      }
-    }
-    ++k;
-  }
-  std::size_t count = 0;
-  if (!detail::checked_count(out.data(), rank, count)) {
-    std::string dims = "[";
-    for (std::size_t d = 0; d < rank; ++d) dims += (d ? ", " : "") + std::to_string(out[d]);
-    dims += "]";
-    std::string what;
-    std::size_t i = 0;
-    for (const shape& s : shapes) {
-      what += (i ? ", " : "") +
-              (i < names.size() ? std::string(names.begin()[i]) : "input " + std::to_string(i)) + " " +
-              s.to_string();
-      ++i;
-    }
-    throw error(std::string(op) + ": the broadcast of " + what + " has shape " + dims +
-                ", whose element count overflows std::size_t; expected at most " +
-                std::to_string(std::numeric_limits<std::size_t>::max()) + " elements");
-  }
-  return shape(out.begin(), out.begin() + rank);
+  return detail::broadcast_shapes(shapes.begin(), names.begin(), shapes.size(), op, names.size());
 }
 
 namespace detail {

@@ -33,6 +33,8 @@
 #include "code_type.hpp"
 #include "broadcast.hpp"
 #include "config.hpp"
+#include "detail/code_checks.hpp"
+#include "detail/driver.hpp"
 #include "detail/elementwise.hpp"
 #include "detail/stage.hpp"
 #include "error.hpp"
@@ -86,48 +88,10 @@ auto codes_in_nd(const V& v) {
   return d;
 }
 
-/// An integral value as an integer ("2147483648"), anything else as format_value.
-template <class T>
-std::string format_integral(T v) {
-  if (std::isnan(v)) return "NaN";
-  if (v == std::trunc(v) && std::fabs(v) < T(9.2e18)) return std::to_string(static_cast<long long>(v));
-  return format_value(v);
-}
-
 /// c[i] = C(q[i]) for i < n, q already validated (integers in C's range).
 template <class C, class T>
 void convert_codes(const T* q, C* c, std::size_t n) noexcept {
   for (std::size_t i = 0; i < n; ++i) c[i] = static_cast<C>(q[i]);
-}
-
-/// Formats a code-range mismatch for a bit-width element.
-template <class C, class T>
-[[noreturn]] void throw_code_range(const char* op, const std::string& where, T lo, T hi) {
-  throw error(std::string(op) + ": " + code_type_name<C>() + " codes cannot hold the range [" +
-              format_integral(lo) + ", " + format_integral(hi) + "] of " + where +
-              "; expected a code type whose range holds it");
-}
-
-/// Checks the clamp limits of every bit-width element against C's range.
-/// `bipolar_special`: a signed 1-bit element is bipolar (IntQuant, not
-/// Trunc), its codes -1 and +1 (or bits 0 and 1), and is not checked.
-template <class C, semantics S, class T>
-void check_limits(const char* op, const char* role, const nd<const T>& b, bool is_signed, bool narrow,
-                  bool bipolar_special) {
-  check_elements(b, [&](T v, std::size_t i) {
-    const int bw = static_cast<int>(v);
-    if (bipolar_special && is_signed && bw == 1) return true;  // +-1, or bits
-    const auto r = int_limits<S, T>(bw, is_signed, narrow);
-    const long double lo = static_cast<long double>(r.lo), hi = static_cast<long double>(r.hi);
-    if (lo < static_cast<long double>(std::numeric_limits<C>::min()) ||
-        hi > static_cast<long double>(std::numeric_limits<C>::max()))
-      throw_code_range<C>(op,
-                          element_name(role, b, i) + " = " + format_value(v) +
-                              (is_signed ? (narrow ? " (signed, narrow)" : " (signed)")
-                                         : (narrow ? " (unsigned, narrow)" : " (unsigned)")),
-                          r.lo, r.hi);
-    return true;
-  });
 }
 
 /**
@@ -144,21 +108,82 @@ void check_codes_output(const char* op, const nd<C>& cd, const shape& out,
   for (const auto& [name, d] : ins) check_disjoint(op, cm, mem_of(name, *d));
 }
 
-/// Checks that the output `y` of a dequantize shares no byte with the codes
-/// (the parameters are checked by the operator, as for any y).
-template <class T, class C>
-void check_dequantize_output(const char* op, const nd<T>& yd, const nd<const C>& cd) {
-  check_disjoint(op, mem_of("y", yd), mem_of("codes", cd));
+/// Checks that the output `y` of a dequantize has the shape `out` and
+/// shares no byte with the codes or an input.
+template <class T, class C, std::size_t N>
+void check_dequantize_output(const char* op, const nd<T>& yd, const shape& out, const nd<const C>& cd,
+                             const std::array<std::pair<const char*, const nd<const T>*>, N>& ins) {
+  check_output(op, yd, out);
+  const mem_tensor ym = mem_of("y", yd);
+  if (mem_empty(ym)) return;
+  check_disjoint(op, ym, mem_of("codes", cd));
+  for (const auto& [name, d] : ins) check_disjoint(op, ym, mem_of(name, *d));
+}
+
+/// x and the inputs of a call, named, for check_codes_output.
+template <class Op, class T>
+std::array<std::pair<const char*, const nd<const T>*>, 1 + Op::inputs::size> named_with_x(const call_args<Op, T>& a) {
+  std::array<std::pair<const char*, const nd<const T>*>, 1 + Op::inputs::size> r{};
+  r[0] = {"x", a.t[0]};
+  const auto in = a.named();
+  for (std::size_t i = 0; i < in.size(); ++i) r[1 + i] = in[i];
+  return r;
+}
+
+/**
+ * The codes stage of any operator with integer codes (detail/driver.hpp):
+ * validate as the operator does, with the codes as its output (their shape,
+ * and no byte shared with x or an input), let the operator check the code
+ * type (check_codes), run stage `code` and write the codes.
+ */
+template <class Op, class T, class C>
+void quantize_codes_of(const Op& op, const call_args<Op, T>& a, nd<C>& cd) {
+  const shape out = validate(op, a, "x", [&](const shape& s) { check_codes_output(Op::name, cd, s, named_with_x(a)); });
+  const bool bits = protocol_access::check_codes<C, stage::code>(op, a);
+  write_codes<C>(Op::name, out, a.x(), cd, bits, [&](nd<T>& qd) { execute<stage::code>(op, a, out, qd); });
+}
+
+/**
+ * The dequantize stage: `a.t[0]` is a placeholder with the codes' geometry
+ * (named "codes" in messages), replaced by their values once everything
+ * is validated.
+ */
+template <class Op, class T, class C>
+void dequantize_of(const Op& op, call_args<Op, T>& a, const nd<const C>& cd, nd<T>& yd) {
+  const shape out = validate(op, a, "codes", [&](const shape& s) {
+    check_dequantize_output(Op::name, yd, s, cd, a.named());
+  });
+  const bool bits = protocol_access::check_codes<C, stage::dequant>(op, a);
+  const std::vector<T> v = codes_to_values<T>(Op::name, cd, bits);
+  const nd<const T> xd = row_major_nd<T>(cd.get_shape(), v.data());
+  a.t[0] = &xd;
+  execute<stage::dequant>(op, a, out, yd);
+}
+
+/// Reads the arguments of a dequantize: codes, the operator's inputs (as
+/// T, y's element type), and y; hands them to `f(args, codes, y)`.
+template <class Op, class T, class Codes, class Y, class F, class... P>
+void read_dequantize_args(F&& f, const Codes& codes, Y&& y, const P&... p) {
+  const auto cd = codes_in_nd(codes);
+  nd<T> yd = output_nd<T>(std::forward<Y>(y));
+  nd<const T> placeholder;
+  static_cast<nd_geom&>(placeholder) = cd;
+  read_args<Op, T>(
+      [&](const call_args<Op, T>& a0) {
+        call_args<Op, T> a = a0;
+        a.t[0] = &placeholder;
+        f(a, cd, yd);
+      },
+      T(0), p...);
 }
 
 /**
  * Runs stage `code` of an operator into a scratch tensor of T (row-major,
- * the output shape), checks that every q has a code of type C and only
- * then writes the codes. `bits`: q in {-1, +1} is written as 0 / 1.
+ * the output shape `out`, which cd has: check_codes_output), checks that
+ * every q has a code of type C and only then writes the codes. `bits`: q in {-1, +1} is written as 0 / 1.
  */
 template <class C, class T, class Run>
 void write_codes(const char* op, const shape& out, const nd<const T>& x, nd<C>& cd, bool bits, Run&& run) {
-  check_output(op, cd, out, "codes");
   std::vector<T> q(out.count());
   nd<T> qd;
   set_row_major(qd, out.rank(), out.begin());
@@ -235,40 +260,10 @@ std::vector<T> codes_to_values(const char* op, const nd<const C>& cd, bool bits)
   return v;
 }
 
-/// Befriended by the operators: runs one stage of them.
-struct codes_access {
-  template <stage St, class Op, class T, class... P>
-  static void run(const Op& op, nd<T>& yd, const tensor_in<T>& xs, const P&... ps) {
-    op.template run<St>(xs, ps..., yd);
-  }
-  template <class Op, class T>
-  static bool all_bipolar(const Op& op, const tensor_in<T>& bs) {
-    return op.all_bipolar(bs);
-  }
-};
-
-/// A row-major strided_view over a scratch vector, as an input tensor.
-template <class T>
-strided_view<const T> scratch_view(const std::vector<T>& v, const shape& s) {
-  return strided_view<const T>(v.data(), s);
-}
-
 template <class X>
 using x_value_t = std::remove_cv_t<element_t<const X&>>;
 template <class V>
 using code_value_t = std::remove_cv_t<element_t<V>>;
-
-/// Unsigned codes of a signed IntQuant are bits: bit width 1 only.
-template <class T>
-void check_bits_bitwidth(const char* op, const char* ctype, const nd<const T>& b) {
-  check_elements(b, [&](T v, std::size_t i) {
-    if (v != T(1))
-      throw error(std::string(op) + ": " + element_name("bitwidth", b, i) + " = " + format_value(v) + " with " +
-                  ctype + " codes and signed = 1; expected bitwidth 1 (unsigned codes of a signed "
-                  "IntQuant are the bits of its bipolar case) or a signed code type");
-    return true;
-  });
-}
 
 // ---- minifloat bit patterns ----
 
@@ -412,24 +407,44 @@ inline float decode_minifloat(const minifloat_format& f, std::uint32_t code) {
   return neg ? -r : r;
 }
 
-// ---- IntQuant ---------------------------------------------------------------
+// ---- integer codes: IntQuant, Trunc, Trunc v1, BipolarQuant ---------------
+
+namespace detail {
+/// Operators whose q are integers: they declare check_codes (driver.hpp).
+template <class Op>
+concept integer_code_operator = element_operator<Op> && protocol_access::has_codes<Op>;
+}  // namespace detail
 
 /**
- * IntQuant to integer codes: `codes = round(clamp(x / scale + zeropt))`,
- * the q of lowbit::int_quant before `Y = (q - zeropt) * scale` (the zero
- * point included, as in ONNX QuantizeLinear). Arguments as for
- * lowbit::int_quant, with `codes` (a view of a lowbit::code_type, the
- * output shape) in place of y.
+ * An operator's integer codes: q, the value on the operator's grid before
+ * dequantization, as integers of a lowbit::code_type. Called as the
+ * operator is, with `codes` (a view of int8, uint8, int16, uint16 or int32
+ * with the output shape) in place of y:
  *
- * Signed 1-bit is bipolar: codes -1 and +1, or bits 0 and 1 with an
- * unsigned code type.
+ * - IntQuant: `codes = round(clamp(x / scale + zeropt))`, the zero point
+ *   included (as ONNX QuantizeLinear). Signed 1-bit is bipolar: codes -1
+ *   and +1, or bits 0 and 1 with an unsigned code type.
+ * - Trunc (opset 2): q of lowbit::trunc, clamped to the range of
+ *   out_bitwidth, before `Y = (q - zeropt / t) * out_scale`.
+ * - Trunc v1: q of lowbit::trunc_v1. Trunc v1 does not clamp, so only the
+ *   values decide: a q outside the code type's range is an error.
+ * - BipolarQuant: -1 and +1 with a signed code type, bits 0 (for -1) and
+ *   1 (for +1) with an unsigned one (ready for lowbit::pack with
+ *   lowbit::packings::uint1). NaN: -1 in the reference semantics (QONNX),
+ *   an error in the exact ones.
  *
- * @throws lowbit::error as int_quant does; if the clamp range of some bit
+ * The codes come from the operator's own kernel, stopped at q, so
+ * `dequantize(op, quantize_codes(op, x, ...), ...)` is `op(x, ...)` bit for
+ * bit. Minifloat bit patterns: the minifloat_quant overload below.
+ *
+ * @throws lowbit::error as the operator does; if the clamp range of some bit
  *         width does not fit the code type (uint8 holds up to 8 bits
  *         unsigned; int32 up to 31 bits signed in the reference semantics,
- *         where QONNX's int32 maximum is 2^31, and 32 in the exact ones); or
- *         if some q has no code (NaN from a NaN x or 0/0, or a q outside the
- *         code type's range). Nothing is written then.
+ *         where QONNX's int32 maximum is 2^31, and 32 in the exact ones);
+ *         for unsigned codes of a signed IntQuant whose bit width is not 1;
+ *         if the codes overlap x or an input; or if some q has no code (NaN
+ *         from a NaN x or 0/0, or a q outside the code type's range).
+ *         Nothing is written then.
  *
  * **Example**:
  * ```
@@ -439,191 +454,47 @@ inline float decode_minifloat(const minifloat_format& f, std::uint32_t code) {
  * lowbit::quantize_codes(q, x, 0.5f, 0.0f, 4.0f, c);  // c = {1, -3, 7}
  * ```
  */
-template <semantics S, tensor_arg X, tensor_arg Scale, tensor_arg Zeropt, tensor_arg Bitwidth, tensor_arg Codes>
-void quantize_codes(const int_quant<S>& op, const X& x, const Scale& scale, const Zeropt& zeropt,
-                    const Bitwidth& bitwidth, Codes&& codes) {
-  using T = detail::x_value_t<X>;
-  using C = detail::code_value_t<Codes&&>;
-  auto cd = detail::codes_out_nd(std::forward<Codes>(codes));
-  detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), bs(bitwidth);
-  // Shapes and memory first (output_shape validates the bit widths after
-  // the shapes), then values.
-  const shape out = op.output_shape(x, scale, zeropt, bitwidth);
-  detail::check_codes_output<C, T, 4>(op.name, cd, out,
-                                      {{{"x", &xs.d}, {"scale", &ss.d}, {"zeropt", &zs.d}, {"bitwidth", &bs.d}}});
-  const bool bits = std::is_unsigned_v<C> && op.is_signed;
-  if (bits) detail::check_bits_bitwidth(op.name, detail::code_type_name<C>(), bs.d);
-  detail::check_limits<C, S, T>(op.name, "bitwidth", bs.d, op.is_signed, op.narrow, true);
-  detail::write_codes<C>(op.name, out, xs.d, cd, bits, [&](detail::nd<T>& qd) {
-    detail::codes_access::run<detail::stage::code>(op, qd, xs, ss, zs, bs);
-  });
+template <detail::integer_code_operator Op, class X, class... Rest>
+  requires(sizeof...(Rest) == Op::inputs::size + 1)
+void quantize_codes(const Op& op, const X& x, Rest&&... inputs_then_codes) {
+  if constexpr (detail::call_types_ok<Op, X, void>()) {
+    using T = detail::x_value_t<X>;
+    auto&& codes = std::get<sizeof...(Rest) - 1>(std::forward_as_tuple(inputs_then_codes...));
+    using C = detail::code_value_t<decltype(codes)>;
+    auto cd = detail::codes_out_nd(std::forward<decltype(codes)>(codes));
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      const auto& in = std::forward_as_tuple(inputs_then_codes...);
+      detail::read_args<Op, T>([&](const detail::call_args<Op, T>& a) { detail::quantize_codes_of<Op, T, C>(op, a, cd); },
+                               x, std::get<I>(in)...);
+    }(std::make_index_sequence<Op::inputs::size>{});
+  }
 }
 
 /**
- * Integer codes back to IntQuant's output: `y = (codes - zeropt) * scale`,
- * two roundings, the parameters broadcast as in lowbit::int_quant (y has
- * the broadcast shape of codes and the parameters). Codes are not checked
- * against the bit width. Bits (unsigned codes, signed = 1) map 0 to -1 and
- * 1 to +1.
- * @throws lowbit::error as int_quant does for the parameters and y; for
- *         unsigned codes with signed = 1 and a bit width other than 1, or
- *         such a code other than 0 and 1. Nothing is written then.
+ * Integer codes back to the operator's output, with the same inputs,
+ * broadcast the same way (y has the broadcast shape of the codes and the
+ * inputs): IntQuant `y = (codes - zeropt) * scale`; Trunc
+ * `y = (codes - zeropt / t) * out_scale`; Trunc v1 `y = (codes - zeropt) * scale`;
+ * BipolarQuant `y = codes * scale`. Bits (unsigned codes of a signed
+ * IntQuant or of BipolarQuant) map 0 to -1 and 1 to +1. Codes are not
+ * checked against the bit widths.
+ * @throws lowbit::error as the operator does for the inputs and y; if y
+ *         overlaps the codes; for bits, a bit width other than 1 (IntQuant)
+ *         or a code other than 0 and 1. Nothing is written then.
  */
-template <semantics S, tensor_arg Codes, tensor_arg Scale, tensor_arg Zeropt, tensor_arg Bitwidth, tensor_arg Y>
-void dequantize(const int_quant<S>& op, const Codes& codes, const Scale& scale, const Zeropt& zeropt,
-                const Bitwidth& bitwidth, Y&& y) {
-  using T = std::remove_cv_t<detail::element_t<Y&&>>;
-  using C = detail::code_value_t<const Codes&>;
-  const auto cd = detail::codes_in_nd(codes);
-  const bool bits = std::is_unsigned_v<C> && op.is_signed;
-  detail::tensor_in<T> ss(scale), zs(zeropt), bs(bitwidth);
-  // The shapes first, with the codes named "codes" (the operator, which
-  // runs on them as its x, would call them x), and y's shape before the
-  // codes are read into a scratch tensor.
-  const shape out = detail::codes_access::all_bipolar(op, bs)
-                        ? broadcast_shape({cd.get_shape(), ss.get_shape(), zs.get_shape()},
-                                          {"codes", "scale", "zeropt"}, op.name)
-                        : broadcast_shape({cd.get_shape(), ss.get_shape(), zs.get_shape(), bs.get_shape()},
-                                          {"codes", "scale", "zeropt", "bitwidth"}, op.name);
-  detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
-  detail::check_output(op.name, yd, out);
-  detail::check_dequantize_output(op.name, yd, cd);
-  if (bits) detail::check_bits_bitwidth(op.name, detail::code_type_name<C>(), bs.d);
-  const std::vector<T> v = detail::codes_to_values<T>(op.name, cd, bits);
-  const auto xv = detail::scratch_view(v, cd.get_shape());
-  detail::tensor_in<T> xs(xv);
-  detail::codes_access::run<detail::stage::dequant>(op, yd, xs, ss, zs, bs);
-}
-
-// ---- Trunc ------------------------------------------------------------------
-
-/**
- * Trunc (opset 2) to integer codes: q of lowbit::trunc, clamped to the
- * range of out_bitwidth, before `Y = (q - zeropt / t) * out_scale`.
- * Arguments as for lowbit::trunc, with `codes` in place of y.
- * @throws lowbit::error as trunc does, if the range of some out_bitwidth
- *         does not fit the code type, or some q has no code. Nothing is
- *         written then.
- */
-template <semantics S, tensor_arg X, tensor_arg Scale, tensor_arg Zeropt, tensor_arg InBw, tensor_arg OutScale,
-          tensor_arg OutBw, tensor_arg Codes>
-void quantize_codes(const trunc<S>& op, const X& x, const Scale& scale, const Zeropt& zeropt, const InBw& in_bitwidth,
-                    const OutScale& out_scale, const OutBw& out_bitwidth, Codes&& codes) {
-  using T = detail::x_value_t<X>;
-  using C = detail::code_value_t<Codes&&>;
-  auto cd = detail::codes_out_nd(std::forward<Codes>(codes));
-  detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), ib(in_bitwidth), os(out_scale), ob(out_bitwidth);
-  const shape out = op.output_shape(x, scale, zeropt, in_bitwidth, out_scale, out_bitwidth);
-  detail::check_codes_output<C, T, 6>(op.name, cd, out,
-                                      {{{"x", &xs.d},
-                                        {"scale", &ss.d},
-                                        {"zeropt", &zs.d},
-                                        {"in_bitwidth", &ib.d},
-                                        {"out_scale", &os.d},
-                                        {"out_bitwidth", &ob.d}}});
-  detail::validate_bitwidth_tensor(ob.d, op.name, "out_bitwidth");
-  detail::check_limits<C, S, T>(op.name, "out_bitwidth", ob.d, op.is_signed, op.narrow, false);
-  detail::write_codes<C>(op.name, out, xs.d, cd, false, [&](detail::nd<T>& qd) {
-    detail::codes_access::run<detail::stage::code>(op, qd, xs, ss, zs, ib, os, ob);
-  });
-}
-
-/// Trunc codes back: `y = (codes - zeropt / t) * out_scale`, t as in
-/// lowbit::trunc. Codes are not checked against out_bitwidth.
-template <semantics S, tensor_arg Codes, tensor_arg Scale, tensor_arg Zeropt, tensor_arg InBw, tensor_arg OutScale,
-          tensor_arg OutBw, tensor_arg Y>
-void dequantize(const trunc<S>& op, const Codes& codes, const Scale& scale, const Zeropt& zeropt,
-                const InBw& in_bitwidth, const OutScale& out_scale, const OutBw& out_bitwidth, Y&& y) {
-  using T = std::remove_cv_t<detail::element_t<Y&&>>;
-  const auto cd = detail::codes_in_nd(codes);
-  detail::tensor_in<T> ss(scale), zs(zeropt), ib(in_bitwidth), os(out_scale), ob(out_bitwidth);
-  const shape out = broadcast_shape({cd.get_shape(), ss.get_shape(), zs.get_shape(), os.get_shape(), ob.get_shape()},
-                                    {"codes", "scale", "zeropt", "out_scale", "out_bitwidth"}, op.name);
-  detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
-  detail::check_output(op.name, yd, out);
-  detail::check_dequantize_output(op.name, yd, cd);
-  const std::vector<T> v = detail::codes_to_values<T>(op.name, cd, false);
-  const auto xv = detail::scratch_view(v, cd.get_shape());
-  detail::tensor_in<T> xs(xv);
-  detail::codes_access::run<detail::stage::dequant>(op, yd, xs, ss, zs, ib, os, ob);
-}
-
-/**
- * Trunc opset 1 to integer codes: q of lowbit::trunc_v1. Trunc v1 does not
- * clamp, so only the values decide: a q outside the code type's range is
- * an error (nothing is written then).
- */
-template <semantics S, tensor_arg X, tensor_arg Scale, tensor_arg Zeropt, tensor_arg InBw, tensor_arg OutBw,
-          tensor_arg Codes>
-void quantize_codes(const trunc_v1<S>& op, const X& x, const Scale& scale, const Zeropt& zeropt,
-                    const InBw& in_bitwidth, const OutBw& out_bitwidth, Codes&& codes) {
-  using T = detail::x_value_t<X>;
-  using C = detail::code_value_t<Codes&&>;
-  auto cd = detail::codes_out_nd(std::forward<Codes>(codes));
-  detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), ib(in_bitwidth), ob(out_bitwidth);
-  const shape out = op.output_shape(x, scale, zeropt, in_bitwidth, out_bitwidth);
-  detail::check_codes_output<C, T, 5>(
-      op.name, cd, out,
-      {{{"x", &xs.d}, {"scale", &ss.d}, {"zeropt", &zs.d}, {"in_bitwidth", &ib.d}, {"out_bitwidth", &ob.d}}});
-  detail::write_codes<C>(op.name, out, xs.d, cd, false, [&](detail::nd<T>& qd) {
-    detail::codes_access::run<detail::stage::code>(op, qd, xs, ss, zs, ib, ob);
-  });
-}
-
-/// Trunc v1 codes back: `y = (codes - zeropt) * scale`.
-template <semantics S, tensor_arg Codes, tensor_arg Scale, tensor_arg Zeropt, tensor_arg InBw, tensor_arg OutBw,
-          tensor_arg Y>
-void dequantize(const trunc_v1<S>& op, const Codes& codes, const Scale& scale, const Zeropt& zeropt,
-                const InBw& in_bitwidth, const OutBw& out_bitwidth, Y&& y) {
-  using T = std::remove_cv_t<detail::element_t<Y&&>>;
-  const auto cd = detail::codes_in_nd(codes);
-  detail::tensor_in<T> ss(scale), zs(zeropt), ib(in_bitwidth), ob(out_bitwidth);
-  const shape out = broadcast_shape({cd.get_shape(), ss.get_shape(), zs.get_shape(), ib.get_shape(), ob.get_shape()},
-                                    {"codes", "scale", "zeropt", "in_bitwidth", "out_bitwidth"}, op.name);
-  detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
-  detail::check_output(op.name, yd, out);
-  detail::check_dequantize_output(op.name, yd, cd);
-  const std::vector<T> v = detail::codes_to_values<T>(op.name, cd, false);
-  const auto xv = detail::scratch_view(v, cd.get_shape());
-  detail::tensor_in<T> xs(xv);
-  detail::codes_access::run<detail::stage::dequant>(op, yd, xs, ss, zs, ib, ob);
-}
-
-// ---- BipolarQuant -------------------------------------------------------------
-
-/**
- * BipolarQuant to codes: -1 and +1 with a signed code type, bits 0 (for -1)
- * and 1 (for +1) with an unsigned one (ready for lowbit::pack with lowbit::packings::uint1).
- * NaN: -1 in the reference semantics (QONNX), an error in the exact ones.
- */
-template <semantics S, tensor_arg X, tensor_arg Scale, tensor_arg Codes>
-void quantize_codes(const bipolar_quant<S>& op, const X& x, const Scale& scale, Codes&& codes) {
-  using T = detail::x_value_t<X>;
-  using C = detail::code_value_t<Codes&&>;
-  auto cd = detail::codes_out_nd(std::forward<Codes>(codes));
-  detail::tensor_in<T> xs(x), ss(scale);
-  const shape out = op.output_shape(x, scale);
-  detail::check_codes_output<C, T, 2>(op.name, cd, out, {{{"x", &xs.d}, {"scale", &ss.d}}});
-  detail::write_codes<C>(op.name, out, xs.d, cd, std::is_unsigned_v<C>, [&](detail::nd<T>& qd) {
-    detail::codes_access::run<detail::stage::code>(op, qd, xs, ss);
-  });
-}
-
-/// BipolarQuant codes back: `y = codes * scale` (bits: 0 -> -scale, 1 -> +scale).
-template <semantics S, tensor_arg Codes, tensor_arg Scale, tensor_arg Y>
-void dequantize(const bipolar_quant<S>& op, const Codes& codes, const Scale& scale, Y&& y) {
-  using T = std::remove_cv_t<detail::element_t<Y&&>>;
-  using C = detail::code_value_t<const Codes&>;
-  const auto cd = detail::codes_in_nd(codes);
-  detail::tensor_in<T> ss(scale);
-  const shape out = broadcast_shape({cd.get_shape(), ss.get_shape()}, {"codes", "scale"}, op.name);
-  detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
-  detail::check_output(op.name, yd, out);
-  detail::check_dequantize_output(op.name, yd, cd);
-  const std::vector<T> v = detail::codes_to_values<T>(op.name, cd, std::is_unsigned_v<C>);
-  const auto xv = detail::scratch_view(v, cd.get_shape());
-  detail::tensor_in<T> xs(xv);
-  detail::codes_access::run<detail::stage::dequant>(op, yd, xs, ss);
+template <detail::integer_code_operator Op, class Codes, class... Rest>
+  requires(sizeof...(Rest) == Op::inputs::size + 1)
+void dequantize(const Op& op, const Codes& codes, Rest&&... inputs_then_y) {
+  auto&& y = std::get<sizeof...(Rest) - 1>(std::forward_as_tuple(inputs_then_y...));
+  using T = std::remove_cv_t<detail::element_t<decltype(y)>>;
+  static_assert(std::is_same_v<T, float> || (Op::accepts_double && std::is_same_v<T, double>),
+                "lowbit: dequantize writes a float tensor (or a double one, where the operator accepts double)");
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    const auto& in = std::forward_as_tuple(inputs_then_y...);
+    detail::read_dequantize_args<Op, T>(
+        [&](detail::call_args<Op, T>& a, const auto& cd, detail::nd<T>& yd) { detail::dequantize_of(op, a, cd, yd); },
+        codes, std::forward<decltype(y)>(y), std::get<I>(in)...);
+  }(std::make_index_sequence<Op::inputs::size>{});
 }
 
 // ---- FloatQuant (minifloat formats) -------------------------------------------
@@ -643,31 +514,35 @@ template <semantics S, tensor_arg X, tensor_arg Scale, tensor_arg Codes>
 void quantize_codes(const minifloat_quant<S>& mq, const X& x, const Scale& scale, Codes&& codes) {
   using T = detail::x_value_t<X>;
   using C = detail::code_value_t<Codes&&>;
+  using Op = float_quant<S>;
   static_assert(std::is_same_v<T, float>, "lowbit: minifloat codes are made from float tensors");
   static_assert(std::is_unsigned_v<C>, "lowbit: minifloat codes are bit patterns: use uint8 or uint16");
   auto cd = detail::codes_out_nd(std::forward<Codes>(codes));
-  const char* name = float_quant<S>::name;
   const minifloat_format& f = mq.format;
-  detail::check_minifloat_layout(name, f, std::numeric_limits<C>::digits);
-  const float_quant<S> op = mq.op();
-  detail::tensor_in<T> xs(x), ss(scale), es(f.exponent_bits), ms(f.mantissa_bits), bs(f.bias), vs(f.max_value);
-  const shape out = mq.output_shape(x, scale);
-  detail::check_codes_output<C, T, 2>(name, cd, out, {{{"x", &xs.d}, {"scale", &ss.d}}});
-  std::vector<T> q(out.count());
-  detail::nd<T> qd;
-  detail::set_row_major(qd, out.rank(), out.begin());
-  qd.data = q.data();
-  detail::codes_access::run<detail::stage::code>(op, qd, xs, ss, es, ms, bs, vs);
-  std::vector<C> c(q.size());
-  for (std::size_t i = 0; i < q.size(); ++i) {
-    try {
-      c[i] = static_cast<C>(encode_minifloat(f, q[i]));
-    } catch (const error& e) {
-      throw error(std::string(name) + ": " + detail::element_name("codes", qd, i) + " (x = " +
-                  detail::format_value(detail::broadcast_value(xs.d, out, i)) + "): " + e.what());
-    }
-  }
-  detail::for_each_element(cd, [&](std::size_t i, std::ptrdiff_t off) { cd.data[off] = c[i]; });
+  detail::check_minifloat_layout(Op::name, f, std::numeric_limits<C>::digits);
+  const Op op = mq.op();
+  detail::read_args<Op, T>(
+      [&](const detail::call_args<Op, T>& a) {
+        const shape out = detail::validate(op, a, "x", [&](const shape& s) {
+          detail::check_codes_output(Op::name, cd, s, detail::named_with_x(a));
+        });
+        std::vector<T> q(out.count());
+        detail::nd<T> qd;
+        detail::set_row_major(qd, out.rank(), out.begin());
+        qd.data = q.data();
+        detail::execute<detail::stage::code>(op, a, out, qd);
+        std::vector<C> c(q.size());
+        for (std::size_t i = 0; i < q.size(); ++i) {
+          try {
+            c[i] = static_cast<C>(encode_minifloat(f, q[i]));
+          } catch (const error& e) {
+            throw error(std::string(Op::name) + ": " + detail::element_name("codes", qd, i) + " (x = " +
+                        detail::format_value(detail::broadcast_value(a.x(), out, i)) + "): " + e.what());
+          }
+        }
+        detail::for_each_element(cd, [&](std::size_t i, std::ptrdiff_t off) { cd.data[off] = c[i]; });
+      },
+      x, scale, f.exponent_bits, f.mantissa_bits, f.bias, f.max_value);
 }
 
 /// Minifloat codes back: `y = decode_minifloat(codes) * scale`. Codes of a
@@ -680,33 +555,34 @@ template <semantics S, tensor_arg Codes, tensor_arg Scale, tensor_arg Y>
 void dequantize(const minifloat_quant<S>& mq, const Codes& codes, const Scale& scale, Y&& y) {
   using T = std::remove_cv_t<detail::element_t<Y&&>>;
   using C = detail::code_value_t<const Codes&>;
+  using Op = float_quant<S>;
   static_assert(std::is_same_v<T, float>, "lowbit: minifloat codes decode to float tensors");
-  const char* name = float_quant<S>::name;
   const minifloat_format& f = mq.format;
-  detail::check_minifloat_layout(name, f, std::numeric_limits<C>::digits);
-  const auto cd = detail::codes_in_nd(codes);
-  detail::tensor_in<T> ss(scale);
-  const shape out = broadcast_shape({cd.get_shape(), ss.get_shape()}, {"codes", "scale"}, name);
-  detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
-  detail::check_output(name, yd, out);
-  detail::check_dequantize_output(name, yd, cd);
-  std::vector<T> v(cd.get_shape().count());
-  const int nbits = detail::minifloat_bits(f);
-  // A code is a bit pattern 0 .. 2^nbits - 1 (nbits <= C's digits: a
-  // signed C's negative values are never patterns).
-  const long long limit = 1LL << nbits;
-  detail::for_each_element(cd, [&](std::size_t i, std::ptrdiff_t off) {
-    const C c = cd.data[off];
-    if (static_cast<long long>(c) < 0 || static_cast<long long>(c) >= limit)
-      throw error(std::string(name) + ": " + detail::element_name("codes", cd, i) + " = " +
-                  std::to_string(static_cast<long long>(c)) + " is invalid; expected a " + std::to_string(nbits) +
-                  "-bit pattern (0 to " + std::to_string(limit - 1) + ")");
-    v[i] = decode_minifloat(f, static_cast<std::uint32_t>(c));
-  });
-  const auto xv = detail::scratch_view(v, cd.get_shape());
-  const float_quant<S> op = mq.op();
-  detail::tensor_in<T> xs(xv), es(f.exponent_bits), ms(f.mantissa_bits), bs(f.bias), vs(f.max_value);
-  detail::codes_access::run<detail::stage::dequant>(op, yd, xs, ss, es, ms, bs, vs);
+  detail::check_minifloat_layout(Op::name, f, std::numeric_limits<C>::digits);
+  const Op op = mq.op();
+  detail::read_dequantize_args<Op, T>(
+      [&](detail::call_args<Op, T>& a, const detail::nd<const C>& cd, detail::nd<T>& yd) {
+        const shape out = detail::validate(op, a, "codes", [&](const shape& s) {
+          detail::check_dequantize_output(Op::name, yd, s, cd, a.named());
+        });
+        std::vector<T> v(cd.get_shape().count());
+        const int nbits = detail::minifloat_bits(f);
+        // A code is a bit pattern 0 .. 2^nbits - 1 (nbits <= C's digits: a
+        // signed C's negative values are never patterns).
+        const long long limit = 1LL << nbits;
+        detail::for_each_element(cd, [&](std::size_t i, std::ptrdiff_t off) {
+          const C c = cd.data[off];
+          if (static_cast<long long>(c) < 0 || static_cast<long long>(c) >= limit)
+            throw error(std::string(Op::name) + ": " + detail::element_name("codes", cd, i) + " = " +
+                        std::to_string(static_cast<long long>(c)) + " is invalid; expected a " +
+                        std::to_string(nbits) + "-bit pattern (0 to " + std::to_string(limit - 1) + ")");
+          v[i] = decode_minifloat(f, static_cast<std::uint32_t>(c));
+        });
+        const detail::nd<const T> xd = detail::row_major_nd<T>(cd.get_shape(), v.data());
+        a.t[0] = &xd;
+        detail::execute<detail::stage::dequant>(op, a, out, yd);
+      },
+      codes, std::forward<Y>(y), scale, f.exponent_bits, f.mantissa_bits, f.bias, f.max_value);
 }
 
 LOWBIT_END_NAMESPACE  // namespace lowbit

@@ -23,6 +23,7 @@
 #include "broadcast.hpp"
 #include "config.hpp"
 #include "detail/divide.hpp"
+#include "detail/driver.hpp"
 #include "detail/elementwise.hpp"
 #include "detail/int_lanes.hpp"
 #include "detail/minifloat_constants.hpp"
@@ -307,14 +308,7 @@ struct float_quant {
   template <tensor_arg X, tensor_arg Scale, tensor_arg E, tensor_arg Mb, tensor_arg Bias, tensor_arg MaxV>
   shape output_shape(const X& x, const Scale& scale, const E& exponent_bitwidth,
                      const Mb& mantissa_bitwidth, const Bias& exponent_bias, const MaxV& max_val) const {
-    if constexpr (!detail::io_types_ok<X, void, float>()) {
-      return shape{};
-    } else {
-      using T = value_type<X>;
-      detail::tensor_in<T> xs(x), ss(scale), es(exponent_bitwidth), ms(mantissa_bitwidth),
-          bs(exponent_bias), vs(max_val);
-      return plan_shape(xs, ss, es, ms, bs, vs);
-    }
+    return detail::call_output_shape(*this, x, scale, exponent_bitwidth, mantissa_bitwidth, exponent_bias, max_val);
   }
 
   /// Quantizes x into y. See the class documentation.
@@ -322,22 +316,14 @@ struct float_quant {
             tensor_arg Y>
   void operator()(const X& x, const Scale& scale, const E& exponent_bitwidth, const Mb& mantissa_bitwidth,
                   const Bias& exponent_bias, const MaxV& max_val, Y&& y) const {
-    if constexpr (!detail::io_types_ok<X, Y, float>()) {
-      return;
-    } else {
-      using T = value_type<X>;
-      detail::tensor_in<T> xs(x), ss(scale), es(exponent_bitwidth), ms(mantissa_bitwidth),
-          bs(exponent_bias), vs(max_val);
-      detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
-      run(xs, ss, es, ms, bs, vs, yd);
-    }
+    detail::call(*this, std::forward<Y>(y), x, scale, exponent_bitwidth, mantissa_bitwidth, exponent_bias, max_val);
   }
 
  private:
-  friend struct detail::codes_access;
-
-  template <class X>
-  using value_type = std::remove_cv_t<detail::element_t<const X&>>;
+  // ---- the protocol's hooks (detail/driver.hpp) ----
+  friend struct detail::protocol_access;
+  template <class T>
+  using args = detail::call_args<float_quant, T>;
 
   static constexpr bool exact = S == semantics::exact;
 
@@ -345,55 +331,38 @@ struct float_quant {
     return std::string(name) + (exact ? " (exact semantics): " : ": ");
   }
 
-  template <class T>
-  shape plan_shape(const detail::tensor_in<T>& xs, const detail::tensor_in<T>& ss,
-                   const detail::tensor_in<T>& es, const detail::tensor_in<T>& ms,
-                   const detail::tensor_in<T>& bs, const detail::tensor_in<T>& vs) const {
-    return broadcast_shape({xs.get_shape(), ss.get_shape(), es.get_shape(), ms.get_shape(), bs.get_shape(),
-                            vs.get_shape()},
-                           {"x", "scale", "exponent_bitwidth", "mantissa_bitwidth", "exponent_bias", "max_val"},
-                           name);
-  }
-
   template <class T, class Ok>
-  static void check_each(const detail::tensor_in<T>& t, const char* what, const char* expected, Ok&& ok) {
-    detail::check_elements(t.d, [&](T v, std::size_t i) {
+  static void check_each(const detail::nd<const T>& t, const char* what, const char* expected, Ok&& ok) {
+    detail::check_elements(t, [&](T v, std::size_t i) {
       if (!ok(v))
-        throw error(prefix() + detail::element_name(what, t.d, i) + " = " + detail::format_value(v) +
+        throw error(prefix() + detail::element_name(what, t, i) + " = " + detail::format_value(v) +
                     " is invalid; expected " + expected);
       return true;
     });
   }
 
-  /// The operator (St = fake), or one of its stages for codes.hpp.
-  template <detail::stage St = detail::stage::fake, class T>
-  void run(const detail::tensor_in<T>& xs, const detail::tensor_in<T>& ss, const detail::tensor_in<T>& es,
-           const detail::tensor_in<T>& ms, const detail::tensor_in<T>& bs, const detail::tensor_in<T>& vs,
-           detail::nd<T>& yd) const {
-    static_assert(std::is_same_v<T, float>, "lowbit::float_quant works on float tensors");
-    // ---- validate everything before writing anything: shapes and memory
-    // first, then values (a value check reads each distinct element once) ----
+  void check_attributes() const {
     detail::check_rounding_mode(rounding, name);
-    const shape out = plan_shape(xs, ss, es, ms, bs, vs);
-    detail::check_output(name, yd, out);
-    detail::check_output_memory<T, 5>(name, yd, xs.d,
-                                      {{{"scale", &ss.d},
-                                        {"exponent_bitwidth", &es.d},
-                                        {"mantissa_bitwidth", &ms.d},
-                                        {"exponent_bias", &bs.d},
-                                        {"max_val", &vs.d}}});
     if (!saturation && !has_inf && !has_nan)
       throw error(prefix() +
                   "saturation = 0 needs has_inf = 1 or has_nan = 1 (an overflow must become inf or "
                   "NaN); expected saturation = 1 or one of them set");
+  }
+
+  template <class T>
+  void check_values(const args<T>& a) const {
+    const detail::nd<const T>& es = a.template get<"exponent_bitwidth">();
+    const detail::nd<const T>& ms = a.template get<"mantissa_bitwidth">();
+    const detail::nd<const T>& bs = a.template get<"exponent_bias">();
     auto is_int = [](float v) { return std::isfinite(v) && v == std::trunc(v); };
     if constexpr (exact) {
       check_each(es, "exponent_bitwidth", "an integer >= 1", [&](float v) { return is_int(v) && v >= 1; });
       check_each(ms, "mantissa_bitwidth", "an integer from 0 to 23",
                  [&](float v) { return is_int(v) && v >= 0 && v <= 23; });
       check_each(bs, "exponent_bias", "an integer", [&](float v) { return is_int(v); });
-      check_each(vs, "max_val", "a value > 0 (+inf for no cap)", [&](float v) { return v > 0; });
-      check_each(ss, "scale", "a finite value > 0",
+      check_each(a.template get<"max_val">(), "max_val", "a value > 0 (+inf for no cap)",
+                 [&](float v) { return v > 0; });
+      check_each(a.template get<"scale">(), "scale", "a finite value > 0",
                  [&](float v) { return v > 0 && v <= std::numeric_limits<float>::max(); });
     } else {
       check_each(es, "exponent_bitwidth", "an integer from 1 to 255",
@@ -403,149 +372,165 @@ struct float_quant {
       check_each(bs, "exponent_bias", "an integer from -2^30 to 2^30",
                  [&](float v) { return is_int(v) && std::fabs(v) <= 1073741824.0f; });
     }
+  }
 
-    // ---- per-format constants over the broadcast shape of the format parameters ----
-    const shape fs = broadcast_shape({es.get_shape(), ms.get_shape(), bs.get_shape(), vs.get_shape()},
-                                     {"exponent_bitwidth", "mantissa_bitwidth", "exponent_bias", "max_val"},
-                                     name);
-    const std::size_t R = fs.rank();
-    // The distinct formats: a dimension along which no format parameter
-    // moves (extent 1, or a stride-0 view) is computed at index 0 only, and
-    // the derived arrays have stride 0 there.
-    std::array<std::size_t, max_rank> fc{};
-    for (std::size_t d = 0; d < R; ++d) {
-      bool moving = false;
-      for (const detail::nd_geom* g : {&es.d, &ms.d, &bs.d, &vs.d}) {
-        const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(d) - static_cast<std::ptrdiff_t>(R - g->rank);
-        if (j >= 0 && g->ext[static_cast<std::size_t>(j)] > 1 && g->str[static_cast<std::size_t>(j)] != 0)
-          moving = true;
+  /// The kernel operands: the scale as given, and per distinct format the
+  /// mantissa width, the smallest exponent and the largest value (max),
+  /// computed once per format (validated there in the exact semantics).
+  template <class T>
+  struct state {
+    static_assert(std::is_same_v<T, float>, "lowbit::float_quant works on float tensors");
+    std::array<const detail::nd<const T>*, operands::size> ops{};
+    rounding_mode mode;
+    detail::fq_overflow ov;
+    const std::int32_t* thr;
+    detail::derived_storage<T, 3> store;
+    detail::nd<const T> mant_d, emin_d, max_d;
+
+    state(const float_quant& op, const args<T>& a, const shape&)
+        : mode(op.rounding),
+          ov(op.saturation ? detail::fq_overflow::saturate
+             : op.has_inf  ? detail::fq_overflow::infinity
+                           : detail::fq_overflow::nan),
+          thr(exact ? nullptr : detail::log2_roundup_thresholds()) {
+      const detail::nd<const T>& es = a.template get<"exponent_bitwidth">();
+      const detail::nd<const T>& ms = a.template get<"mantissa_bitwidth">();
+      const detail::nd<const T>& bs = a.template get<"exponent_bias">();
+      const detail::nd<const T>& vs = a.template get<"max_val">();
+      // ---- per-format constants over the broadcast shape of the format parameters ----
+      const shape fs = broadcast_shape({es.get_shape(), ms.get_shape(), bs.get_shape(), vs.get_shape()},
+                                       {"exponent_bitwidth", "mantissa_bitwidth", "exponent_bias", "max_val"},
+                                       name);
+      const std::size_t R = fs.rank();
+      // The distinct formats: a dimension along which no format parameter
+      // moves (extent 1, or a stride-0 view) is computed at index 0 only, and
+      // the derived arrays have stride 0 there.
+      std::array<std::size_t, max_rank> fc{};
+      for (std::size_t d = 0; d < R; ++d) {
+        bool moving = false;
+        for (const detail::nd_geom* g : {&es, &ms, &bs, &vs}) {
+          const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(d) - static_cast<std::ptrdiff_t>(R - g->rank);
+          if (j >= 0 && g->ext[static_cast<std::size_t>(j)] > 1 && g->str[static_cast<std::size_t>(j)] != 0)
+            moving = true;
+        }
+        fc[d] = moving || fs[d] == 0 ? fs[d] : 1;
       }
-      fc[d] = moving || fs[d] == 0 ? fs[d] : 1;
-    }
-    const std::size_t nf = shape(detail::unchecked_t{}, fc.data(), R).count();
-    detail::derived_storage<T, 3> store(std::max<std::size_t>(nf, 1));
-    T* mant_p = store.arr[0];
-    T* emin_p = store.arr[1];
-    T* max_p = store.arr[2];
-    // One format (the usual case): its constants are a pure function of the
-    // four parameters, so the last one computed on this thread is reused
-    // (the long double arithmetic below is a visible part of a small call).
-    // Only formats that passed every check are kept.
-    struct format_memo {
+      const std::size_t nf = shape(detail::unchecked_t{}, fc.data(), R).count();
+      store.allocate(std::max<std::size_t>(nf, 1));
+      T* mant_p = store.arr[0];
+      T* emin_p = store.arr[1];
+      T* max_p = store.arr[2];
+      // One format (the usual case): its constants are a pure function of the
+      // four parameters, so the last one computed on this thread is reused
+      // (the long double arithmetic below is a visible part of a small call).
+      // Only formats that passed every check are kept.
+      struct format_memo {
+        std::array<std::uint32_t, 4> key{};
+        T mant{}, emin{}, max{};
+        bool valid = false;
+      };
+      static thread_local format_memo memo;
       std::array<std::uint32_t, 4> key{};
-      T mant{}, emin{}, max{};
-      bool valid = false;
-    };
-    static thread_local format_memo memo;
-    std::array<std::uint32_t, 4> key{};
-    if (nf == 1) {
-      key = {std::bit_cast<std::uint32_t>(es.d.data[0]), std::bit_cast<std::uint32_t>(ms.d.data[0]),
-             std::bit_cast<std::uint32_t>(bs.d.data[0]), std::bit_cast<std::uint32_t>(vs.d.data[0])};
-    }
-    if (nf == 1 && memo.valid && memo.key == key) {
-      mant_p[0] = memo.mant;
-      emin_p[0] = memo.emin;
-      max_p[0] = memo.max;
-    } else {
-      // Each operand's own row-major geometry (operands 4..7): its flat
-      // index, for messages.
-      std::array<detail::nd_geom, 4> own;
-      const std::array<const detail::nd_geom*, 4> fp{&es.d, &ms.d, &bs.d, &vs.d};
-      for (std::size_t k = 0; k < 4; ++k) detail::set_row_major(own[k], fp[k]->rank, fp[k]->ext.data());
-      const shape fcs(detail::unchecked_t{}, fc.data(), R);
-      detail::for_each_position<8>(fcs, {fp[0], fp[1], fp[2], fp[3], &own[0], &own[1], &own[2], &own[3]},
-                                   [&](std::size_t flat, const std::array<std::ptrdiff_t, 8>& off) {
-        const T E = es.d.data[off[0]];
-        const T m = ms.d.data[off[1]];
-        const T b = bs.d.data[off[2]];
-        const T mv = vs.d.data[off[3]];
-        auto where = [&] {
-          return detail::element_name("exponent_bitwidth", es.d, static_cast<std::size_t>(off[4])) + " = " +
-                 detail::format_value(E) + ", " +
-                 detail::element_name("mantissa_bitwidth", ms.d, static_cast<std::size_t>(off[5])) + " = " +
-                 detail::format_value(m) + ", " +
-                 detail::element_name("exponent_bias", bs.d, static_cast<std::size_t>(off[6])) + " = " +
-                 detail::format_value(b) + ", " +
-                 detail::element_name("max_val", vs.d, static_cast<std::size_t>(off[7])) + " = " +
-                 detail::format_value(mv);
-        };
-        // Exponent of the top binade, 2^E - 1 - bias (exact for the range that matters).
-        const long double top = (E >= 400 ? std::ldexp(1.0L, 400) : std::ldexp(1.0L, static_cast<int>(E))) -
-                                1.0L - static_cast<long double>(b);
-        const int mi = static_cast<int>(m);
-        const long double emin_l = 1.0L - static_cast<long double>(b) - mi;
-        if constexpr (exact) {
-          if (emin_l < -149.0L)
-            throw error(prefix() + "for " + where() + ": the smallest step 2^(1 - bias - m) = 2^" +
-                        detail::format_value(static_cast<double>(emin_l)) +  // a huge bias: no integer cast
-                        " is below 2^-149; expected bias + m <= 150");
-          // max = min(fmt, max_val) must be a finite binary32 value.
-          bool fmt_binary32 = top <= 127.0L && top - mi >= -149.0L;
-          bool fmt_above = top > 127.0L;  // fmt > FLT_MAX >= any finite max_val
-          bool ok;
-          float mx;
-          if (std::isinf(mv)) {
-            ok = fmt_binary32;
-            mx = ok ? static_cast<float>(detail::minifloat_largest<long double>(mi, static_cast<long long>(top))) : 0.0f;
-          } else if (fmt_above) {
-            ok = true;
-            mx = mv;
-          } else {
-            const long double fmt =
-                detail::minifloat_largest<long double>(mi, static_cast<long long>(std::max(top, -1000.0L)));
-            if (static_cast<long double>(mv) <= fmt) {
+      if (nf == 1) {
+        key = {std::bit_cast<std::uint32_t>(es.data[0]), std::bit_cast<std::uint32_t>(ms.data[0]),
+               std::bit_cast<std::uint32_t>(bs.data[0]), std::bit_cast<std::uint32_t>(vs.data[0])};
+      }
+      if (nf == 1 && memo.valid && memo.key == key) {
+        mant_p[0] = memo.mant;
+        emin_p[0] = memo.emin;
+        max_p[0] = memo.max;
+      } else {
+        // Each operand's own row-major geometry (operands 4..7): its flat
+        // index, for messages.
+        std::array<detail::nd_geom, 4> own;
+        const std::array<const detail::nd_geom*, 4> fp{&es, &ms, &bs, &vs};
+        for (std::size_t k = 0; k < 4; ++k) detail::set_row_major(own[k], fp[k]->rank, fp[k]->ext.data());
+        const shape fcs(detail::unchecked_t{}, fc.data(), R);
+        detail::for_each_position<8>(fcs, {fp[0], fp[1], fp[2], fp[3], &own[0], &own[1], &own[2], &own[3]},
+                                     [&](std::size_t flat, const std::array<std::ptrdiff_t, 8>& off) {
+          const T E = es.data[off[0]];
+          const T m = ms.data[off[1]];
+          const T b = bs.data[off[2]];
+          const T mv = vs.data[off[3]];
+          auto where = [&] {
+            return detail::element_name("exponent_bitwidth", es, static_cast<std::size_t>(off[4])) + " = " +
+                   detail::format_value(E) + ", " +
+                   detail::element_name("mantissa_bitwidth", ms, static_cast<std::size_t>(off[5])) + " = " +
+                   detail::format_value(m) + ", " +
+                   detail::element_name("exponent_bias", bs, static_cast<std::size_t>(off[6])) + " = " +
+                   detail::format_value(b) + ", " +
+                   detail::element_name("max_val", vs, static_cast<std::size_t>(off[7])) + " = " +
+                   detail::format_value(mv);
+          };
+          // Exponent of the top binade, 2^E - 1 - bias (exact for the range that matters).
+          const long double top = (E >= 400 ? std::ldexp(1.0L, 400) : std::ldexp(1.0L, static_cast<int>(E))) -
+                                  1.0L - static_cast<long double>(b);
+          const int mi = static_cast<int>(m);
+          const long double emin_l = 1.0L - static_cast<long double>(b) - mi;
+          if constexpr (exact) {
+            if (emin_l < -149.0L)
+              throw error(prefix() + "for " + where() + ": the smallest step 2^(1 - bias - m) = 2^" +
+                          detail::format_value(static_cast<double>(emin_l)) +  // a huge bias: no integer cast
+                          " is below 2^-149; expected bias + m <= 150");
+            // max = min(fmt, max_val) must be a finite binary32 value.
+            bool fmt_binary32 = top <= 127.0L && top - mi >= -149.0L;
+            bool fmt_above = top > 127.0L;  // fmt > FLT_MAX >= any finite max_val
+            bool ok;
+            float mx;
+            if (std::isinf(mv)) {
+              ok = fmt_binary32;
+              mx = ok ? static_cast<float>(detail::minifloat_largest<long double>(mi, static_cast<long long>(top))) : 0.0f;
+            } else if (fmt_above) {
               ok = true;
               mx = mv;
             } else {
-              ok = fmt_binary32;
-              mx = static_cast<float>(fmt);
+              const long double fmt =
+                  detail::minifloat_largest<long double>(mi, static_cast<long long>(std::max(top, -1000.0L)));
+              if (static_cast<long double>(mv) <= fmt) {
+                ok = true;
+                mx = mv;
+              } else {
+                ok = fmt_binary32;
+                mx = static_cast<float>(fmt);
+              }
             }
+            if (!ok)
+              throw error(prefix() + "for " + where() +
+                          ": max = min((2 - 2^-m) * 2^(2^E - 1 - bias), max_val) is not a finite float; "
+                          "expected a format whose largest value is a finite float (or a finite max_val)");
+            max_p[flat] = mx;
+          } else {
+            const long double t = std::clamp(top, -2000.0L, 2000.0L);
+            const double fmt = static_cast<double>(detail::minifloat_largest<long double>(mi, static_cast<long long>(t)));
+            const double mxd = std::isnan(mv) ? static_cast<double>(mv) : std::min(fmt, static_cast<double>(mv));
+            max_p[flat] = static_cast<float>(mxd);
           }
-          if (!ok)
-            throw error(prefix() + "for " + where() +
-                        ": max = min((2 - 2^-m) * 2^(2^E - 1 - bias), max_val) is not a finite float; "
-                        "expected a format whose largest value is a finite float (or a finite max_val)");
-          max_p[flat] = mx;
-        } else {
-          const long double t = std::clamp(top, -2000.0L, 2000.0L);
-          const double fmt = static_cast<double>(detail::minifloat_largest<long double>(mi, static_cast<long long>(t)));
-          const double mxd = std::isnan(mv) ? static_cast<double>(mv) : std::min(fmt, static_cast<double>(mv));
-          max_p[flat] = static_cast<float>(mxd);
-        }
-        mant_p[flat] = m;
-        emin_p[flat] = static_cast<float>(std::clamp(emin_l, -1000.0L, exact ? 300.0L : 1000.0L));
-      });
-      if (nf == 1) memo = {key, mant_p[0], emin_p[0], max_p[0], true};
-    }
-    if (out.count() == 0) return;  // the formats were still checked
-    detail::nd<const T> mant_d, emin_d, max_d;
-    for (detail::nd_geom* g : {&mant_d, &emin_d, &max_d}) {
-      detail::set_row_major(*g, R, fc.data());
-      for (std::size_t d = 0; d < R; ++d) {
-        g->ext[d] = fs[d];
-        if (fc[d] != fs[d]) g->str[d] = 0;
+          mant_p[flat] = m;
+          emin_p[flat] = static_cast<float>(std::clamp(emin_l, -1000.0L, exact ? 300.0L : 1000.0L));
+        });
+        if (nf == 1) memo = {key, mant_p[0], emin_p[0], max_p[0], true};
       }
-    }
-    mant_d.data = mant_p;
-    emin_d.data = emin_p;
-    max_d.data = max_p;
+      for (detail::nd_geom* g : {&mant_d, &emin_d, &max_d}) {
+        detail::set_row_major(*g, R, fc.data());
+        for (std::size_t d = 0; d < R; ++d) {
+          g->ext[d] = fs[d];
+          if (fc[d] != fs[d]) g->str[d] = 0;
+        }
+      }
+      mant_d.data = mant_p;
+      emin_d.data = emin_p;
+      max_d.data = max_p;
 
-    using O = operands;
-    std::array<const detail::nd<const T>*, O::size> ops{};
-    ops[O::index<"scale">] = &ss.d;
-    ops[O::index<"mantissa">] = &mant_d;
-    ops[O::index<"emin">] = &emin_d;
-    ops[O::index<"max">] = &max_d;
-    const auto plan = detail::make_engine_plan(out, xs.d, ops, yd);
-    const auto params = detail::data_of(ops);
-    constexpr std::size_t scale_k = O::index<"scale">, mant_k = O::index<"mantissa">, emin_k = O::index<"emin">;
-    const bool simd = detail::simd_enabled();
-    const rounding_mode mode = rounding;
-    const std::int32_t* thr = exact ? nullptr : detail::log2_roundup_thresholds();
-    const detail::fq_overflow ov = saturation ? detail::fq_overflow::saturate
-                                   : has_inf  ? detail::fq_overflow::infinity
-                                              : detail::fq_overflow::nan;
-    detail::elementwise(plan, xs.d.data, params, yd.data, [&](const detail::piece<T, O::size>& pc) {
+      ops[operands::index<"scale">] = &a.template get<"scale">();
+      ops[operands::index<"mantissa">] = &mant_d;
+      ops[operands::index<"emin">] = &emin_d;
+      ops[operands::index<"max">] = &max_d;
+    }
+
+    template <detail::stage St>
+    void run(const detail::piece<T, operands::size>& pc, bool simd) const {
+      using O = operands;
+      constexpr std::size_t scale_k = O::index<"scale">, mant_k = O::index<"mantissa">, emin_k = O::index<"emin">;
       // Power-of-two fast path (see int_quant): a constant scale whose
       // reciprocal is exact; the scalar path keeps dividing.
       const auto div = detail::scale_divider::for_scale(pc.s[scale_k], simd && !pc.vary[scale_k]);
@@ -573,9 +558,10 @@ struct float_quant {
         else
           with(std::false_type{});
       });
-    }, exec);
-  }
+    }
+  };
 };
+
 
 LOWBIT_END_NAMESPACE  // namespace lowbit
 

@@ -18,7 +18,9 @@
 #include "attributes.hpp"
 #include "broadcast.hpp"
 #include "config.hpp"
+#include "detail/code_checks.hpp"
 #include "detail/divide.hpp"
+#include "detail/driver.hpp"
 #include "detail/elementwise.hpp"
 #include "detail/integer.hpp"
 #include "detail/simd.hpp"
@@ -150,43 +152,21 @@ struct int_quant {
   template <tensor_arg X, tensor_arg Scale, tensor_arg Zeropt, tensor_arg Bitwidth>
   shape output_shape(const X& x, const Scale& scale, const Zeropt& zeropt,
                      const Bitwidth& bitwidth) const {
-    if constexpr (!detail::io_types_ok<X, void, float, double>()) {
-      return shape{};
-    } else {
-      using T = value_type<X>;
-      detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), bs(bitwidth);
-      const bool bipolar = bipolar_bits(bs);
-      const shape out = plan_shape(xs, ss, zs, bs, bipolar);
-      if (!bipolar) validate_bitwidth(bs);
-      return out;
-    }
+    return detail::call_output_shape(*this, x, scale, zeropt, bitwidth);
   }
 
   /// Quantizes x into y. See the class documentation.
   template <tensor_arg X, tensor_arg Scale, tensor_arg Zeropt, tensor_arg Bitwidth, tensor_arg Y>
   void operator()(const X& x, const Scale& scale, const Zeropt& zeropt, const Bitwidth& bitwidth,
                   Y&& y) const {
-    if constexpr (!detail::io_types_ok<X, Y, float, double>()) {
-      return;
-    } else {
-      using T = value_type<X>;
-      detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), bs(bitwidth);
-      detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
-      run(xs, ss, zs, bs, yd);
-    }
+    detail::call(*this, std::forward<Y>(y), x, scale, zeropt, bitwidth);
   }
 
  private:
-  friend struct detail::codes_access;
-
-  template <class X>
-  using value_type = std::remove_cv_t<detail::element_t<const X&>>;
-
+  // ---- the protocol's hooks (detail/driver.hpp) ----
+  friend struct detail::protocol_access;
   template <class T>
-  void validate_bitwidth(const detail::tensor_in<T>& bs) const {
-    detail::validate_bitwidth_tensor(bs.d, name, "bitwidth");
-  }
-
+  using args = detail::call_args<int_quant, T>;
 
   /// QONNX's bipolar case: signed, and every bit width 1. A bit-width
   /// tensor with no elements is not (QONNX's `bitwidth == 1` test is false
@@ -194,89 +174,93 @@ struct int_quant {
   /// against a non-empty x. Reads each distinct element once; validates
   /// nothing.
   template <class T>
-  bool bipolar_bits(const detail::tensor_in<T>& bs) const {
+  bool bipolar_bits(const args<T>& a) const {
+    const detail::nd<const T>& bs = a.template get<"bitwidth">();
     if (!is_signed || bs.get_shape().count() == 0) return false;
     bool all = true;
-    detail::check_elements(bs.d, [&](T b, std::size_t) { return all = b == T(1); });
+    detail::check_elements(bs, [&](T b, std::size_t) { return all = b == T(1); });
     return all;
   }
 
-  /// The bipolar flag, with the bit widths validated.
+  void check_attributes() const { detail::check_rounding_mode(rounding, name); }
+
+  /// A bipolar bit width takes no part in the output shape.
   template <class T>
-  bool all_bipolar(const detail::tensor_in<T>& bs) const {
-    const bool bipolar = bipolar_bits(bs);
-    if (!bipolar) validate_bitwidth(bs);
-    return bipolar;
+  std::array<bool, inputs::size> broadcast_inputs(const args<T>& a) const {
+    return {true, true, !bipolar_bits(a)};
   }
 
   template <class T>
-  shape plan_shape(const detail::tensor_in<T>& xs, const detail::tensor_in<T>& ss,
-                   const detail::tensor_in<T>& zs, const detail::tensor_in<T>& bs,
-                   bool bipolar) const {
-    if (bipolar)
-      return broadcast_shape({xs.get_shape(), ss.get_shape(), zs.get_shape()},
-                             {"x", "scale", "zeropt"}, name);
-    return broadcast_shape({xs.get_shape(), ss.get_shape(), zs.get_shape(), bs.get_shape()},
-                           {"x", "scale", "zeropt", "bitwidth"}, name);
+  void check_shape_values(const args<T>& a) const {
+    if (!bipolar_bits(a)) detail::validate_bitwidth_tensor(a.template get<"bitwidth">(), name, "bitwidth");
   }
 
-  /// The operator (St = fake), or one of its stages for codes.hpp.
-  template <detail::stage St = detail::stage::fake, class T>
-  void run(const detail::tensor_in<T>& xs, const detail::tensor_in<T>& ss,
-           const detail::tensor_in<T>& zs, const detail::tensor_in<T>& bs,
-           detail::nd<T>& yd) const {
+  template <class T>
+  void check_values(const args<T>& a) const {
+    check_shape_values(a);
+    if constexpr (S == semantics::exact) detail::check_scale_positive(name, "scale", a.template get<"scale">());
+  }
+
+  /// Codes of type C: unsigned codes of a signed IntQuant are bits (bit
+  /// width 1); the clamp range of every other bit width must fit C.
+  template <class C, detail::stage St, class T>
+  bool check_codes(const args<T>& a) const {
+    const detail::nd<const T>& bs = a.template get<"bitwidth">();
+    const bool bits = std::is_unsigned_v<C> && is_signed;
+    if (bits) detail::check_bits_bitwidth(name, detail::code_type_name<C>(), bs);
+    if constexpr (St == detail::stage::code) detail::check_limits<C, S, T>(name, "bitwidth", bs, is_signed, narrow, true);
+    return bits;
+  }
+
+  /// The kernel operands: scale and zeropt as given, the clamp limits and
+  /// the bipolar flag per bit-width element (row-major in bitwidth's shape).
+  template <class T>
+  struct state {
     static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
                   "lowbit::int_quant works on float and double tensors");
-    // Validate everything before writing anything: shapes and memory
-    // first, then values (a value check reads each distinct element once).
-    detail::check_rounding_mode(rounding, name);
-    const bool bipolar = bipolar_bits(bs);
-    const shape out = plan_shape(xs, ss, zs, bs, bipolar);
-    detail::check_output(name, yd, out);
-    detail::check_output_memory<T, 3>(name, yd, xs.d, {{{"scale", &ss.d}, {"zeropt", &zs.d}, {"bitwidth", &bs.d}}});
-    if (!bipolar) validate_bitwidth(bs);
-    if constexpr (S == semantics::exact) detail::check_scale_positive(name, "scale", ss.d);
-    if (out.count() == 0) return;
-
-    // Limits per bit-width element, laid out row-major in bitwidth's shape.
-    const std::size_t nb = bipolar ? 1 : bs.get_shape().count();
-    detail::derived_storage<T, 3> lim(nb);  // lo, hi, bipolar flag
-    T* const lo_p = lim.arr[0];
-    T* const hi_p = lim.arr[1];
-    T* const bip_p = lim.arr[2];
+    std::array<const detail::nd<const T>*, operands::size> ops{};
+    rounding_mode mode;
+    bool bipolar, any_bipolar;
+    detail::derived_storage<T, 3> lim;  // lo, hi, bipolar flag
     detail::nd<const T> lo_d, hi_d, bip_d;
-    bool any_bipolar = bipolar;
-    if (bipolar) {
-      lo_p[0] = hi_p[0] = T(0);
-      bip_p[0] = T(1);
-    } else {
-      detail::visit_elements(bs.d, [&](T b, std::size_t i) {
-        const auto r = detail::int_limits<S, T>(static_cast<int>(b), is_signed, narrow);
-        lo_p[i] = r.lo;
-        hi_p[i] = r.hi;
-        bip_p[i] = r.bipolar ? T(1) : T(0);
-        any_bipolar = any_bipolar || r.bipolar;
-        return true;
-      });
-      for (detail::nd_geom* g : {&lo_d, &hi_d, &bip_d}) detail::set_row_major(*g, bs.d.rank, bs.d.ext.data());
-    }
-    lo_d.data = lo_p;
-    hi_d.data = hi_p;
-    bip_d.data = bip_p;
 
-    using O = operands;
-    std::array<const detail::nd<const T>*, O::size> ops{};
-    ops[O::index<"scale">] = &ss.d;
-    ops[O::index<"zeropt">] = &zs.d;
-    ops[O::index<"lo">] = &lo_d;
-    ops[O::index<"hi">] = &hi_d;
-    ops[O::index<"bipolar">] = &bip_d;
-    const auto plan = detail::make_engine_plan(out, xs.d, ops, yd);
-    const auto params = detail::data_of(ops);
-    constexpr std::size_t scale_k = O::index<"scale">, bipolar_k = O::index<"bipolar">;
-    const bool simd = detail::simd_enabled();
-    const rounding_mode mode = rounding;
-    detail::elementwise(plan, xs.d.data, params, yd.data, [&](const detail::piece<T, O::size>& pc) {
+    state(const int_quant& op, const args<T>& a, const shape&)
+        : mode(op.rounding),
+          bipolar(op.bipolar_bits(a)),
+          any_bipolar(bipolar),
+          lim(bipolar ? 1 : a.template get<"bitwidth">().get_shape().count()) {
+      const detail::nd<const T>& bs = a.template get<"bitwidth">();
+      T* const lo_p = lim.arr[0];
+      T* const hi_p = lim.arr[1];
+      T* const bip_p = lim.arr[2];
+      if (bipolar) {
+        lo_p[0] = hi_p[0] = T(0);
+        bip_p[0] = T(1);
+      } else {
+        detail::visit_elements(bs, [&](T b, std::size_t i) {
+          const auto r = detail::int_limits<S, T>(static_cast<int>(b), op.is_signed, op.narrow);
+          lo_p[i] = r.lo;
+          hi_p[i] = r.hi;
+          bip_p[i] = r.bipolar ? T(1) : T(0);
+          any_bipolar = any_bipolar || r.bipolar;
+          return true;
+        });
+        for (detail::nd_geom* g : {&lo_d, &hi_d, &bip_d}) detail::set_row_major(*g, bs.rank, bs.ext.data());
+      }
+      lo_d.data = lo_p;
+      hi_d.data = hi_p;
+      bip_d.data = bip_p;
+      using O = operands;
+      ops[O::index<"scale">] = &a.template get<"scale">();
+      ops[O::index<"zeropt">] = &a.template get<"zeropt">();
+      ops[O::index<"lo">] = &lo_d;
+      ops[O::index<"hi">] = &hi_d;
+      ops[O::index<"bipolar">] = &bip_d;
+    }
+
+    template <detail::stage St>
+    void run(const detail::piece<T, operands::size>& pc, bool simd) const {
+      constexpr std::size_t scale_k = operands::index<"scale">, bipolar_k = operands::index<"bipolar">;
       // The bipolar kernel when every element of the piece is bipolar, the
       // mixed one when some may be, else the plain one.
       const bool bits_vary = pc.vary[bipolar_k];
@@ -290,12 +274,12 @@ struct int_quant {
           // A constant power-of-two scale: multiply by its exact reciprocal
           // (the same result on every input; the scalar path keeps dividing,
           // so the SIMD-vs-scalar tests check this path too).
-          detail::run_piece(
-              detail::int_quant_kernel<S, M, St>{detail::scale_divider::for_scale(pc.s[scale_k], simd && !pc.vary[scale_k])}, pc,
-              simd);
+          detail::run_piece(detail::int_quant_kernel<S, M, St>{detail::scale_divider::for_scale(
+                                pc.s[scale_k], simd && !pc.vary[scale_k])},
+                            pc, simd);
       });
-    }, exec);
-  }
+    }
+  };
 };
 
 /// QONNX's older name for IntQuant.

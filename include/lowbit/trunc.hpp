@@ -22,6 +22,8 @@
 #include "attributes.hpp"
 #include "broadcast.hpp"
 #include "config.hpp"
+#include "detail/code_checks.hpp"
+#include "detail/driver.hpp"
 #include "detail/elementwise.hpp"
 #include "detail/int_lanes.hpp"
 #include "detail/integer.hpp"
@@ -306,14 +308,6 @@ struct trunc_v1_kernel {
   }
 };
 
-/// A row-major descriptor of shape `s` over `data`.
-template <class T>
-nd<const T> row_major_nd(const shape& s, const T* data) {
-  nd<const T> d;
-  set_row_major(d, s.rank(), s.begin());
-  d.data = data;
-  return d;
-}
 
 }  // namespace detail
 
@@ -383,14 +377,7 @@ struct trunc {
             tensor_arg OutBw>
   shape output_shape(const X& x, const Scale& scale, const Zeropt& zeropt, const InBw& in_bitwidth,
                      const OutScale& out_scale, const OutBw& out_bitwidth) const {
-    if constexpr (!detail::io_types_ok<X, void, float, double>()) {
-      return shape{};
-    } else {
-      using T = value_type<X>;
-      detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), ib(in_bitwidth), os(out_scale), ob(out_bitwidth);
-      (void)ib;
-      return plan_shape(xs, ss, zs, os, ob);
-    }
+    return detail::call_output_shape(*this, x, scale, zeropt, in_bitwidth, out_scale, out_bitwidth);
   }
 
   /// Truncates x into y. See the class documentation.
@@ -398,138 +385,146 @@ struct trunc {
             tensor_arg OutBw, tensor_arg Y>
   void operator()(const X& x, const Scale& scale, const Zeropt& zeropt, const InBw& in_bitwidth,
                   const OutScale& out_scale, const OutBw& out_bitwidth, Y&& y) const {
-    if constexpr (!detail::io_types_ok<X, Y, float, double>()) {
-      return;
-    } else {
-      using T = value_type<X>;
-      detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), ib(in_bitwidth), os(out_scale), ob(out_bitwidth);
-      detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
-      run(xs, ss, zs, ib, os, ob, yd);
-    }
+    detail::call(*this, std::forward<Y>(y), x, scale, zeropt, in_bitwidth, out_scale, out_bitwidth);
   }
 
  private:
-  friend struct detail::codes_access;
-
-  template <class X>
-  using value_type = std::remove_cv_t<detail::element_t<const X&>>;
-
+  // ---- the protocol's hooks (detail/driver.hpp) ----
+  friend struct detail::protocol_access;
   template <class T>
-  shape plan_shape(const detail::tensor_in<T>& xs, const detail::tensor_in<T>& ss,
-                   const detail::tensor_in<T>& zs, const detail::tensor_in<T>& os,
-                   const detail::tensor_in<T>& ob) const {
-    return broadcast_shape(
-        {xs.get_shape(), ss.get_shape(), zs.get_shape(), os.get_shape(), ob.get_shape()},
-        {"x", "scale", "zeropt", "out_scale", "out_bitwidth"}, name);
+  using args = detail::call_args<trunc, T>;
+
+  void check_attributes() const { detail::check_rounding_mode(rounding, name); }
+
+  /// in_bitwidth takes no part in the output shape.
+  template <class T>
+  std::array<bool, inputs::size> broadcast_inputs(const args<T>&) const {
+    return {true, true, false, true, true};
   }
 
-  /// The operator (St = fake), or one of its stages for codes.hpp.
-  template <detail::stage St = detail::stage::fake, class T>
-  void run(const detail::tensor_in<T>& xs, const detail::tensor_in<T>& ss,
-           const detail::tensor_in<T>& zs, const detail::tensor_in<T>& ib,
-           const detail::tensor_in<T>& os, const detail::tensor_in<T>& ob,
-           detail::nd<T>& yd) const {
+  template <class T>
+  void check_values(const args<T>& a) const {
+    detail::validate_bitwidth_tensor(a.template get<"in_bitwidth">(), name, "in_bitwidth");
+    detail::validate_bitwidth_tensor(a.template get<"out_bitwidth">(), name, "out_bitwidth");
+    if constexpr (S == semantics::exact) {
+      detail::check_scale_positive(name, "scale", a.template get<"scale">());
+      detail::check_scale_positive(name, "out_scale", a.template get<"out_scale">());
+    }
+  }
+
+  /// Codes of type C hold the clamp range of every out_bitwidth.
+  template <class C, detail::stage St, class T>
+  bool check_codes(const args<T>& a) const {
+    if constexpr (St == detail::stage::code)
+      detail::check_limits<C, S, T>(name, "out_bitwidth", a.template get<"out_bitwidth">(), is_signed, narrow, false);
+    return false;
+  }
+
+  /// The kernel operands: scale, zeropt and out_scale as given, the trunc
+  /// scale t per element of broadcast(scale, out_scale), and the clamp
+  /// limits per out_bitwidth element.
+  template <class T>
+  struct state {
     static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
                   "lowbit::trunc works on float and double tensors");
-    // Validate everything before writing anything: shapes and memory
-    // first, then values (a value check reads each distinct element once).
-    detail::check_rounding_mode(rounding, name);
-    const shape out = plan_shape(xs, ss, zs, os, ob);
-    const shape ts = broadcast_shape({ss.get_shape(), os.get_shape()}, {"scale", "out_scale"}, name);
-    detail::check_output(name, yd, out);
-    detail::check_output_memory<T, 5>(name, yd, xs.d,
-                                      {{{"scale", &ss.d},
-                                        {"zeropt", &zs.d},
-                                        {"in_bitwidth", &ib.d},
-                                        {"out_scale", &os.d},
-                                        {"out_bitwidth", &ob.d}}});
-    detail::validate_bitwidth_tensor(ib.d, name, "in_bitwidth");
-    detail::validate_bitwidth_tensor(ob.d, name, "out_bitwidth");
-    if constexpr (S == semantics::exact) {
-      detail::check_scale_positive(name, "scale", ss.d);
-      detail::check_scale_positive(name, "out_scale", os.d);
-    }
-    if (out.count() == 0) return;
+    std::array<const detail::nd<const T>*, operands::size> ops{};
+    rounding_mode mode;
+    bool simd, t_inline = false, t_inverse = false;
+    detail::derived_storage<T, 1> tst;
+    detail::derived_storage<T, 2> lim;
+    T t_dummy = T(1);
+    detail::nd<const T> t_d, lo_d, hi_d;
 
-    // t per element of broadcast(scale, out_scale); limits per out_bitwidth element.
-    const std::size_t nt = ts.count();
-    const std::size_t nb = ob.get_shape().count();
-    // A t for every output element (a per-element scale or out_scale): the
-    // SIMD kernel computes each t where it uses it (trunc_kernel's Inline)
-    // rather than in a pass of its own over a t tensor, which it would read
-    // once. The scalar path keeps the pass, so the tests compare the two.
-    const bool simd = detail::simd_enabled();
-    const bool t_inline =
-        S == semantics::reference && std::is_same_v<T, float> && simd && nt > 1 && nt == out.count();
-    detail::derived_storage<T, 1> tst(t_inline ? 0 : nt);
-    detail::derived_storage<T, 2> lim(nb);
-    T* t = tst.arr[0];
-    if constexpr (S == semantics::exact) {
-      detail::for_each_position<2>(ts, {&ss.d, &os.d}, [&](std::size_t i, const std::array<std::ptrdiff_t, 2>& off) {
-        const T s = ss.d.data[off[0]], o = os.d.data[off[1]];
-        if (!detail::trunc_scale<S>(s, o, t[i]))
-          throw error(std::string(name) + " (exact semantics): " +
-                      detail::element_name("out_scale / scale", detail::row_major_nd<T>(ts, t), i) +
-                      " = " + detail::format_value(o) + " / " + detail::format_value(s) +
-                      " is invalid; expected a ratio whose nearest power of two 2^k is a finite "
-                      "nonzero value (ratio neither overflowing nor underflowing)");
+    static shape t_shape(const args<T>& a) {
+      return broadcast_shape({a.template get<"scale">().get_shape(), a.template get<"out_scale">().get_shape()},
+                             {"scale", "out_scale"}, name);
+    }
+
+    state(const trunc& op, const args<T>& a, const shape& out)
+        : state(op, a, out, t_shape(a)) {}
+
+    state(const trunc& op, const args<T>& a, const shape& out, const shape& ts)
+        : mode(op.rounding),
+          simd(detail::simd_enabled()),
+          // A t for every output element (a per-element scale or out_scale):
+          // the SIMD kernel computes each t where it uses it (trunc_kernel's
+          // Inline) rather than in a pass of its own over a t tensor, which it
+          // would read once. The scalar path keeps the pass, so the tests
+          // compare the two.
+          t_inline(S == semantics::reference && std::is_same_v<T, float> && simd && ts.count() > 1 &&
+                   ts.count() == out.count()),
+          tst(t_inline ? 0 : ts.count()),
+          lim(a.template get<"out_bitwidth">().get_shape().count()) {
+      const detail::nd<const T>& ss = a.template get<"scale">();
+      const detail::nd<const T>& os = a.template get<"out_scale">();
+      const detail::nd<const T>& ob = a.template get<"out_bitwidth">();
+      T* t = tst.arr[0];
+      if constexpr (S == semantics::exact) {
+        // Checked only for a nonempty output, as before (the ratio is a
+        // property of the computation, not of an input alone).
+        if (out.count() != 0)
+        detail::for_each_position<2>(ts, {&ss, &os}, [&](std::size_t i, const std::array<std::ptrdiff_t, 2>& off) {
+          const T sv = ss.data[off[0]], o = os.data[off[1]];
+          if (!detail::trunc_scale<S>(sv, o, t[i]))
+            throw error(std::string(name) + " (exact semantics): " +
+                        detail::element_name("out_scale / scale", detail::row_major_nd<T>(ts, t), i) + " = " +
+                        detail::format_value(o) + " / " + detail::format_value(sv) +
+                        " is invalid; expected a ratio whose nearest power of two 2^k is a finite "
+                        "nonzero value (ratio neither overflowing nor underflowing)");
+        });
+      } else if (!t_inline && out.count() != 0) {  // with t_inline, no t tensor: a constant dummy operand
+        // Never rejects: computed by the engine, a batch at a time.
+        detail::nd<T> td;
+        detail::set_row_major(td, ts.rank(), ts.begin());
+        td.data = t;
+        const auto tplan = detail::make_engine_plan<1>(ts, ss, {&os}, td);
+        execution one;  // the pre-pass: one thread, ordinary stores (t is read next)
+        one.stream_min_elements = std::numeric_limits<std::size_t>::max();
+        const bool sm = simd;
+        detail::elementwise(tplan, ss.data, std::array<const T*, 1>{os.data}, t,
+                            [&](const detail::piece<T, 1>& pc) {
+                              detail::run_piece(detail::trunc_scale_ref_kernel<T>{}, pc, sm);
+                            }, one);
+      }
+      detail::visit_elements(ob, [&](T b, std::size_t i) {
+        const auto r = detail::int_limits<S, T>(static_cast<int>(b), op.is_signed, op.narrow);
+        lim.arr[0][i] = r.lo;
+        lim.arr[1][i] = r.hi;
+        return true;
       });
-    } else if (!t_inline) {  // with t_inline, no t tensor: a constant dummy operand (below)
-      // Never rejects: computed by the engine, a batch at a time.
-      detail::nd<T> td;
-      detail::set_row_major(td, ts.rank(), ts.begin());
-      td.data = t;
-      const auto tplan = detail::make_engine_plan<1>(ts, ss.d, {&os.d}, td);
-      execution one;  // the pre-pass: one thread, ordinary stores (t is read next)
-      one.stream_min_elements = std::numeric_limits<std::size_t>::max();
-      detail::elementwise(tplan, ss.d.data, std::array<const T*, 1>{os.d.data}, t,
-                          [&](const detail::piece<T, 1>& pc) {
-        detail::run_piece(detail::trunc_scale_ref_kernel<T>{}, pc, simd);
-      }, one);
+      // The SIMD path multiplies by 1/t when every t allows it (the scalar
+      // path keeps dividing, so the SIMD-vs-scalar tests compare the two).
+      t_inverse = !t_inline && simd && out.count() != 0 && detail::invert_powers_of_two(t, ts.count());
+      t_d = t_inline ? detail::row_major_nd<T>(shape{}, &t_dummy) : detail::row_major_nd<T>(ts, t);
+      const shape bshape = ob.get_shape();
+      lo_d = detail::row_major_nd<T>(bshape, lim.arr[0]);
+      hi_d = detail::row_major_nd<T>(bshape, lim.arr[1]);
+      using O = operands;
+      ops[O::index<"scale">] = &ss;
+      ops[O::index<"zeropt">] = &a.template get<"zeropt">();
+      ops[O::index<"t">] = &t_d;
+      ops[O::index<"out_scale">] = &os;
+      ops[O::index<"lo">] = &lo_d;
+      ops[O::index<"hi">] = &hi_d;
     }
-    detail::visit_elements(ob.d, [&](T b, std::size_t i) {
-      const auto r = detail::int_limits<S, T>(static_cast<int>(b), is_signed, narrow);
-      lim.arr[0][i] = r.lo;
-      lim.arr[1][i] = r.hi;
-      return true;
-    });
-    // The SIMD path multiplies by 1/t when every t allows it (the scalar
-    // path keeps dividing, so the SIMD-vs-scalar tests compare the two).
-    const bool t_inverse = !t_inline && simd && detail::invert_powers_of_two(t, nt);
-    const T t_dummy = T(1);
-    const detail::nd<const T> t_d = t_inline ? detail::row_major_nd<T>(shape{}, &t_dummy)
-                                             : detail::row_major_nd<T>(ts, t);
-    const shape bshape = ob.get_shape();
-    const detail::nd<const T> lo_d = detail::row_major_nd<T>(bshape, lim.arr[0]);
-    const detail::nd<const T> hi_d = detail::row_major_nd<T>(bshape, lim.arr[1]);
 
-    using O = operands;
-    std::array<const detail::nd<const T>*, O::size> ops{};
-    ops[O::index<"scale">] = &ss.d;
-    ops[O::index<"zeropt">] = &zs.d;
-    ops[O::index<"t">] = &t_d;
-    ops[O::index<"out_scale">] = &os.d;
-    ops[O::index<"lo">] = &lo_d;
-    ops[O::index<"hi">] = &hi_d;
-    const auto plan = detail::make_engine_plan(out, xs.d, ops, yd);
-    const auto params = detail::data_of(ops);
-    constexpr std::size_t scale_k = O::index<"scale">, t_k = O::index<"t">;
-    const rounding_mode mode = rounding;
-    detail::elementwise(plan, xs.d.data, params, yd.data, [&](const detail::piece<T, O::size>& pc) {
+    template <detail::stage St>
+    void run(const detail::piece<T, operands::size>& pc, bool simd_on) const {
+      constexpr std::size_t scale_k = operands::index<"scale">, t_k = operands::index<"t">;
       // Power-of-two fast path (see int_quant): a constant scale or t
       // with an exact reciprocal; the scalar path keeps dividing.
       using D = detail::scale_divider;
-      const D sd = D::for_scale(pc.s[scale_k], simd && !pc.vary[scale_k]);
-      const D td = t_inverse ? D{} : D::for_scale(pc.s[t_k], simd && !pc.vary[t_k]);
+      const D sd = D::for_scale(pc.s[scale_k], simd_on && !pc.vary[scale_k]);
+      const D td = t_inverse ? D{} : D::for_scale(pc.s[t_k], simd_on && !pc.vary[t_k]);
       detail::with_rounding_mode(mode, [&](auto mc) {
         constexpr rounding_mode M = decltype(mc)::value;
         if constexpr (S == semantics::reference && std::is_same_v<T, float>) {
-          if (t_inline) return detail::run_piece(detail::trunc_kernel<S, M, St, true>{sd, D{}, false}, pc, simd);
+          if (t_inline) return detail::run_piece(detail::trunc_kernel<S, M, St, true>{sd, D{}, false}, pc, simd_on);
         }
-        detail::run_piece(detail::trunc_kernel<S, M, St>{sd, td, t_inverse}, pc, simd);
+        detail::run_piece(detail::trunc_kernel<S, M, St>{sd, td, t_inverse}, pc, simd_on);
       });
-    }, exec);
-  }
+    }
+  };
 };
 
 /**
@@ -570,13 +565,7 @@ struct trunc_v1 {
   template <tensor_arg X, tensor_arg Scale, tensor_arg Zeropt, tensor_arg InBw, tensor_arg OutBw>
   shape output_shape(const X& x, const Scale& scale, const Zeropt& zeropt, const InBw& in_bitwidth,
                      const OutBw& out_bitwidth) const {
-    if constexpr (!detail::io_types_ok<X, void, float, double>()) {
-      return shape{};
-    } else {
-      using T = value_type<X>;
-      detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), ib(in_bitwidth), ob(out_bitwidth);
-      return plan_shape(xs, ss, zs, ib, ob);
-    }
+    return detail::call_output_shape(*this, x, scale, zeropt, in_bitwidth, out_bitwidth);
   }
 
   /// Truncates x into y. See the class documentation.
@@ -584,73 +573,66 @@ struct trunc_v1 {
             tensor_arg Y>
   void operator()(const X& x, const Scale& scale, const Zeropt& zeropt, const InBw& in_bitwidth,
                   const OutBw& out_bitwidth, Y&& y) const {
-    if constexpr (!detail::io_types_ok<X, Y, float, double>()) {
-      return;
-    } else {
-      using T = value_type<X>;
-      detail::tensor_in<T> xs(x), ss(scale), zs(zeropt), ib(in_bitwidth), ob(out_bitwidth);
-      detail::nd<T> yd = detail::output_nd<T>(std::forward<Y>(y));
-      run(xs, ss, zs, ib, ob, yd);
-    }
+    detail::call(*this, std::forward<Y>(y), x, scale, zeropt, in_bitwidth, out_bitwidth);
   }
 
  private:
-  friend struct detail::codes_access;
+  // ---- the protocol's hooks (detail/driver.hpp) ----
+  friend struct detail::protocol_access;
+  template <class T>
+  using args = detail::call_args<trunc_v1, T>;
 
-  template <class X>
-  using value_type = std::remove_cv_t<detail::element_t<const X&>>;
+  void check_attributes() const { detail::check_rounding_mode(rounding, name); }
 
   template <class T>
-  shape plan_shape(const detail::tensor_in<T>& xs, const detail::tensor_in<T>& ss,
-                   const detail::tensor_in<T>& zs, const detail::tensor_in<T>& ib,
-                   const detail::tensor_in<T>& ob) const {
-    return broadcast_shape(
-        {xs.get_shape(), ss.get_shape(), zs.get_shape(), ib.get_shape(), ob.get_shape()},
-        {"x", "scale", "zeropt", "in_bitwidth", "out_bitwidth"}, name);
+  void check_values(const args<T>& a) const {
+    detail::validate_bitwidth_tensor(a.template get<"in_bitwidth">(), name, "in_bitwidth");
+    detail::validate_bitwidth_tensor(a.template get<"out_bitwidth">(), name, "out_bitwidth");
+    if constexpr (S == semantics::exact) detail::check_scale_positive(name, "scale", a.template get<"scale">());
   }
 
-  /// The operator (St = fake), or one of its stages for codes.hpp.
-  template <detail::stage St = detail::stage::fake, class T>
-  void run(const detail::tensor_in<T>& xs, const detail::tensor_in<T>& ss,
-           const detail::tensor_in<T>& zs, const detail::tensor_in<T>& ib,
-           const detail::tensor_in<T>& ob, detail::nd<T>& yd) const {
+  /// Trunc v1 does not clamp: only the values decide whether a q has a code.
+  template <class C, detail::stage, class T>
+  bool check_codes(const args<T>&) const {
+    return false;
+  }
+
+  /// The kernel operands: scale and zeropt as given, and t = 2^(in - out)
+  /// per element of broadcast(in_bitwidth, out_bitwidth) (exact).
+  template <class T>
+  struct state {
     static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
                   "lowbit::trunc_v1 works on float and double tensors");
-    // Shapes and memory first, then values.
-    detail::check_rounding_mode(rounding, name);
-    const shape out = plan_shape(xs, ss, zs, ib, ob);
-    const shape ts = broadcast_shape({ib.get_shape(), ob.get_shape()}, {"in_bitwidth", "out_bitwidth"}, name);
-    detail::check_output(name, yd, out);
-    detail::check_output_memory<T, 4>(
-        name, yd, xs.d, {{{"scale", &ss.d}, {"zeropt", &zs.d}, {"in_bitwidth", &ib.d}, {"out_bitwidth", &ob.d}}});
-    detail::validate_bitwidth_tensor(ib.d, name, "in_bitwidth");
-    detail::validate_bitwidth_tensor(ob.d, name, "out_bitwidth");
-    if constexpr (S == semantics::exact) detail::check_scale_positive(name, "scale", ss.d);
-    if (out.count() == 0) return;
-
-    // 2^(in - out) per element of broadcast(in_bitwidth, out_bitwidth): exact.
-    detail::derived_storage<T, 1> tst(ts.count());
-    T* t = tst.arr[0];
-    detail::for_each_position<2>(ts, {&ib.d, &ob.d}, [&](std::size_t i, const std::array<std::ptrdiff_t, 2>& off) {
-      const T a = ib.d.data[off[0]], b = ob.d.data[off[1]];
-      t[i] = std::ldexp(T(1), static_cast<int>(a) - static_cast<int>(b));
-    });
-    const detail::nd<const T> t_d = detail::row_major_nd<T>(ts, t);
-
     std::array<const detail::nd<const T>*, operands::size> ops{};
-    ops[operands::index<"scale">] = &ss.d;
-    ops[operands::index<"zeropt">] = &zs.d;
-    ops[operands::index<"t">] = &t_d;
-    const auto plan = detail::make_engine_plan(out, xs.d, ops, yd);
-    const auto params = detail::data_of(ops);
-    const bool simd = detail::simd_enabled();
-    const rounding_mode mode = rounding;
-    detail::elementwise(plan, xs.d.data, params, yd.data, [&](const detail::piece<T, operands::size>& pc) {
+    rounding_mode mode;
+    shape ts;
+    detail::derived_storage<T, 1> tst;
+    detail::nd<const T> t_d;
+
+    state(const trunc_v1& op, const args<T>& a, const shape&)
+        : mode(op.rounding),
+          ts(broadcast_shape({a.template get<"in_bitwidth">().get_shape(), a.template get<"out_bitwidth">().get_shape()},
+                             {"in_bitwidth", "out_bitwidth"}, name)),
+          tst(ts.count()) {
+      const detail::nd<const T>& ib = a.template get<"in_bitwidth">();
+      const detail::nd<const T>& ob = a.template get<"out_bitwidth">();
+      T* t = tst.arr[0];
+      detail::for_each_position<2>(ts, {&ib, &ob}, [&](std::size_t i, const std::array<std::ptrdiff_t, 2>& off) {
+        t[i] = std::ldexp(T(1), static_cast<int>(ib.data[off[0]]) - static_cast<int>(ob.data[off[1]]));
+      });
+      t_d = detail::row_major_nd<T>(ts, t);
+      ops[operands::index<"scale">] = &a.template get<"scale">();
+      ops[operands::index<"zeropt">] = &a.template get<"zeropt">();
+      ops[operands::index<"t">] = &t_d;
+    }
+
+    template <detail::stage St>
+    void run(const detail::piece<T, operands::size>& pc, bool simd) const {
       detail::with_rounding_mode(mode, [&](auto mc) {
         detail::run_piece(detail::trunc_v1_kernel<S, decltype(mc)::value, St>{}, pc, simd);
       });
-    }, exec);
-  }
+    }
+  };
 };
 
 LOWBIT_END_NAMESPACE  // namespace lowbit

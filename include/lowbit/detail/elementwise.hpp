@@ -133,6 +133,15 @@ inline void set_row_major(nd_geom& g, std::size_t rank, const std::size_t* ext) 
   }
 }
 
+/// A row-major descriptor of shape `s` over `data`.
+template <class T>
+nd<const T> row_major_nd(const shape& s, const T* data) {
+  nd<const T> d;
+  set_row_major(d, s.rank(), s.begin());
+  d.data = data;
+  return d;
+}
+
 /// Small-buffer storage for K derived per-element arrays of n elements each.
 template <class T, std::size_t K>
 struct derived_storage {
@@ -141,7 +150,10 @@ struct derived_storage {
   std::unique_ptr<T[]> big;  // not zero-filled: every element is written before it is read
   std::array<T*, K> arr{};
 
-  explicit derived_storage(std::size_t n) {
+  derived_storage() = default;
+  explicit derived_storage(std::size_t n) { allocate(n); }
+  /// Room for n elements per array (once, before use).
+  void allocate(std::size_t n) {
     T* base = small.data();
     if (n > inline_elems) {
       big.reset(new T[K * n]);

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * @file detail/driver.hpp
+ * The generic driver: one call of any element-wise operator, in the same
+ * steps for every operator and every stage (detail::stage).
+ *
+ * 1. The arguments are read as descriptors (call_args: x, then the
+ *    operator's declared inputs, in order).
+ * 2. validate(): the attributes, the output shape (the numpy broadcast of
+ *    x and the inputs that take part), the output's shape and memory (a
+ *    callback: y, codes or a scratch tensor each have their own rule), then
+ *    the values of the inputs. Everything is validated before anything is
+ *    written.
+ * 3. execute(): the operator's state (its inputs turned into kernel
+ *    operands, e.g. IntQuant's clamp limits) is built, the engine plans the
+ *    call and runs the state's kernel on every piece.
+ *
+ * What an operator supplies (private, reached through protocol_access):
+ * - `void check_attributes() const`: its attributes (e.g. the rounding mode);
+ * - `template <class T> void check_values(const call_args<Op, T>&) const`:
+ *   its inputs' values (bit widths, scales, formats);
+ * - optionally `template <class T> std::array<bool, inputs::size>
+ *   broadcast_inputs(const call_args<Op, T>&) const`: which inputs take
+ *   part in the output shape (all, when absent; QONNX leaves out IntQuant's
+ *   bipolar bit width and Trunc's in_bitwidth);
+ * - optionally `template <class T> void check_shape_values(const call_args<Op, T>&) const`:
+ *   value checks output_shape() also makes (IntQuant's bit widths);
+ * - `template <class T> struct state`: built as `state(op, args, out)`, it
+ *   holds `ops`, the kernel operands in the order of `Op::operands`, and
+ *   runs a piece with `template <stage St> void run(const piece<T, NP>&, bool simd) const`;
+ * - for the codes stages (codes.hpp), `template <class C, stage St, class T>
+ *   bool check_codes(const call_args<Op, T>&) const`: checks that codes of
+ *   type C can hold every q (St = code) or be read back (St = dequant), and
+ *   says whether the codes are bits (0 for -1, 1 for +1).
+ */
+#ifndef LOWBIT_DETAIL_DRIVER_HPP
+#define LOWBIT_DETAIL_DRIVER_HPP
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "../broadcast.hpp"
+#include "../config.hpp"
+#include "../parallel.hpp"
+#include "../view.hpp"
+#include "elementwise.hpp"
+#include "protocol.hpp"
+#include "stage.hpp"
+
+LOWBIT_BEGIN_DETAIL_NAMESPACE
+
+/// The tensors of one call of `Op`, as descriptors: x, then the declared
+/// inputs in order (`get<"scale">()`).
+template <class Op, class T>
+struct call_args {
+  static constexpr std::size_t size = 1 + Op::inputs::size;
+  std::array<const nd<const T>*, size> t{};
+
+  const nd<const T>& x() const noexcept { return *t[0]; }
+  /// The input named N; a name the operator does not declare does not compile.
+  template <name_literal N>
+  const nd<const T>& get() const noexcept {
+    return *t[1 + Op::inputs::template index<N>];
+  }
+  /// The inputs with their names, for the memory checks.
+  std::array<std::pair<const char*, const nd<const T>*>, Op::inputs::size> named() const noexcept {
+    std::array<std::pair<const char*, const nd<const T>*>, Op::inputs::size> r{};
+    for (std::size_t i = 0; i < Op::inputs::size; ++i) r[i] = {Op::inputs::c_str[i], t[1 + i]};
+    return r;
+  }
+};
+
+/// The operators' private protocol hooks (they befriend it).
+struct protocol_access {
+  template <class Op, class T>
+  using state = typename Op::template state<T>;
+
+  template <class Op>
+  static void check_attributes(const Op& op) {
+    op.check_attributes();
+  }
+  template <class Op, class T>
+  static void check_values(const Op& op, const call_args<Op, T>& a) {
+    op.check_values(a);
+  }
+  template <class Op, class T>
+  static void check_shape_values(const Op& op, const call_args<Op, T>& a) {
+    if constexpr (requires { op.check_shape_values(a); }) op.check_shape_values(a);
+  }
+  template <class Op, class T>
+  static std::array<bool, Op::inputs::size> broadcast_inputs(const Op& op, const call_args<Op, T>& a) {
+    if constexpr (requires { op.broadcast_inputs(a); }) {
+      return op.broadcast_inputs(a);
+    } else {
+      std::array<bool, Op::inputs::size> all{};
+      all.fill(true);
+      return all;
+    }
+  }
+  /// Whether Op has integer codes (declares check_codes).
+  template <class Op>
+  static constexpr bool has_codes = requires(const Op& op, const call_args<Op, float>& a) {
+    op.template check_codes<std::int8_t, stage::code>(a);
+  };
+  template <class C, stage St, class Op, class T>
+  static bool check_codes(const Op& op, const call_args<Op, T>& a) {
+    return op.template check_codes<C, St>(a);
+  }
+};
+
+/// The output shape of a call: the broadcast of x (named `x_name` in
+/// messages) and the inputs that take part.
+template <class Op, class T>
+shape call_shape(const Op& op, const call_args<Op, T>& a, const char* x_name = "x") {
+  constexpr std::size_t N = call_args<Op, T>::size;
+  const auto part = protocol_access::broadcast_inputs(op, a);
+  std::array<shape, N> shapes;
+  std::array<const char*, N> names{};
+  std::size_t k = 0;
+  shapes[k] = a.x().get_shape();
+  names[k++] = x_name;
+  for (std::size_t i = 0; i + 1 < N; ++i)
+    if (part[i]) {
+      shapes[k] = a.t[1 + i]->get_shape();
+      names[k++] = Op::inputs::c_str[i];
+    }
+  return broadcast_shapes(shapes.data(), names.data(), k, Op::name);
+}
+
+/**
+ * Step 2: validates a call before anything is written. `check_out(out)`
+ * checks the output (or outputs) against the output shape `out` and the
+ * inputs' memory. Returns `out`.
+ */
+template <class Op, class T, class CheckOut>
+shape validate(const Op& op, const call_args<Op, T>& a, const char* x_name, CheckOut&& check_out) {
+  protocol_access::check_attributes(op);
+  const shape out = call_shape(op, a, x_name);
+  check_out(out);
+  protocol_access::check_values(op, a);
+  return out;
+}
+
+/// The output check of the operator itself: y has the output shape, is x
+/// itself or shares no byte with x, and shares none with an input.
+template <class Op, class T>
+void check_y(const call_args<Op, T>& a, const nd<T>& y, const shape& out) {
+  check_output(Op::name, y, out);
+  check_output_memory<T, Op::inputs::size>(Op::name, y, a.x(), a.named());
+}
+
+/// Step 3: builds the operator's state and runs stage St of its kernel
+/// over the output shape `out` (from validate) into y.
+template <stage St, class Op, class T>
+void execute(const Op& op, const call_args<Op, T>& a, const shape& out, nd<T>& y) {
+  using state_t = protocol_access::state<Op, T>;
+  constexpr std::size_t NP = Op::operands::size;
+  // The state is built even for an empty output: it may validate (FloatQuant's formats).
+  const state_t st(op, a, out);
+  if (out.count() == 0) return;
+  const auto plan = make_engine_plan(out, a.x(), st.ops, y);
+  const bool simd = simd_enabled();
+  elementwise(plan, a.x().data, data_of(st.ops), y.data,
+              [&](const piece<T, NP>& pc) { st.template run<St>(pc, simd); }, op.exec);
+}
+
+/// x's element type for an operator: float, or double where it accepts one.
+template <class Op, class X, class Y>
+constexpr bool call_types_ok() {
+  if constexpr (Op::accepts_double)
+    return io_types_ok<X, Y, float, double>();
+  else
+    return io_types_ok<X, Y, float>();
+}
+
+/// Reads x and the inputs `p` of a call as descriptors and hands them to
+/// `f(call_args&)`. Scalars are converted to x's element type T.
+template <class Op, class T, class F, class X, class... P>
+decltype(auto) read_args(F&& f, const X& x, const P&... p) {
+  static_assert(sizeof...(P) == Op::inputs::size, "lowbit: wrong number of inputs for this operator");
+  const tensor_in<T> xs(x);
+  const std::array<tensor_in<T>, sizeof...(P)> ps{{tensor_in<T>(p)...}};
+  call_args<Op, T> a;
+  a.t[0] = &xs.d;
+  for (std::size_t i = 0; i < sizeof...(P); ++i) a.t[1 + i] = &ps[i].d;
+  return f(a);
+}
+
+/// An operator's operator(): `op(x, inputs..., y)`, stage fake.
+template <class Op, class Y, class X, class... P>
+void call(const Op& op, Y&& y, const X& x, const P&... p) {
+  if constexpr (call_types_ok<Op, X, Y>()) {
+    using T = std::remove_cv_t<element_t<const X&>>;
+    nd<T> yd = output_nd<T>(std::forward<Y>(y));
+    read_args<Op, T>(
+        [&](const call_args<Op, T>& a) {
+          const shape out = validate(op, a, "x", [&](const shape& s) { check_y(a, yd, s); });
+          execute<stage::fake>(op, a, out, yd);
+        },
+        x, p...);
+  }
+}
+
+/// An operator's output_shape(): the broadcast shape, and the value checks
+/// the shape depends on.
+template <class Op, class X, class... P>
+shape call_output_shape(const Op& op, const X& x, const P&... p) {
+  if constexpr (!call_types_ok<Op, X, void>()) {
+    return shape{};
+  } else {
+    using T = std::remove_cv_t<element_t<const X&>>;
+    return read_args<Op, T>(
+        [&](const call_args<Op, T>& a) {
+          const shape out = call_shape(op, a);
+          protocol_access::check_shape_values(op, a);
+          return out;
+        },
+        x, p...);
+  }
+}
+
+LOWBIT_END_DETAIL_NAMESPACE  // namespace lowbit::detail
+
+#endif  // LOWBIT_DETAIL_DRIVER_HPP
