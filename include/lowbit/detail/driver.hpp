@@ -38,6 +38,7 @@
 
 #include <array>
 #include <cstddef>
+#include <concepts>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
@@ -100,6 +101,18 @@ struct protocol_access {
       return all;
     }
   }
+  /// Whether Op declares the driver's hooks for element type T.
+  template <class Op, class T>
+  static constexpr bool complete =
+      requires(const Op& op, const call_args<Op, T>& a, const shape& out, const piece<T, Op::operands::size>& pc) {
+        op.check_attributes();
+        op.check_values(a);
+        requires std::is_constructible_v<state<Op, T>, const Op&, const call_args<Op, T>&, const shape&>;
+        { std::declval<const state<Op, T>&>().ops } -> std::convertible_to<std::array<const nd<const T>*, Op::operands::size>>;
+        std::declval<const state<Op, T>&>().template run<stage::fake>(pc, true);
+        std::declval<const state<Op, T>&>().template run<stage::code>(pc, true);
+        std::declval<const state<Op, T>&>().template run<stage::dequant>(pc, true);
+      };
   /// Whether Op has integer codes (declares check_codes).
   template <class Op>
   static constexpr bool has_codes = requires(const Op& op, const call_args<Op, float>& a) {
@@ -110,6 +123,15 @@ struct protocol_access {
     return op.template check_codes<C, St>(a);
   }
 };
+
+/**
+ * An element_operator with every private hook of the driver, for float
+ * (and double where it accepts double): what a new operator must declare
+ * to run through call(), output_shape() and the codes stages.
+ */
+template <class Op>
+concept complete_operator = element_operator<Op> && protocol_access::complete<Op, float> &&
+                            (!Op::accepts_double || protocol_access::complete<Op, double>);
 
 /// The output shape of a call: the broadcast of x (named `x_name` in
 /// messages) and the inputs that take part.
@@ -192,6 +214,7 @@ decltype(auto) read_args(F&& f, const X& x, const P&... p) {
 /// An operator's operator(): `op(x, inputs..., y)`, stage fake.
 template <class Op, class Y, class X, class... P>
 void call(const Op& op, Y&& y, const X& x, const P&... p) {
+  static_assert(complete_operator<Op>, "lowbit: this operator does not declare the protocol's hooks (detail/driver.hpp)");
   if constexpr (call_types_ok<Op, X, Y>()) {
     using T = std::remove_cv_t<element_t<const X&>>;
     nd<T> yd = output_nd<T>(std::forward<Y>(y));

@@ -18,6 +18,11 @@
  * `inputs::index<"scale">` is the position of an input in a call, and
  * `operands::index<"scale">` the kernel parameter's index in a piece
  * (piece::s, piece::vary): a misspelt or missing name does not compile.
+ *
+ * The rest of the protocol is private to the operator and its driver
+ * (detail/driver.hpp, which lists the hooks): its checks, its `state` (the
+ * inputs turned into kernel operands, and the kernel run on a piece) and,
+ * for integer codes, `check_codes`. `complete_operator` checks them.
  */
 #ifndef LOWBIT_DETAIL_PROTOCOL_HPP
 #define LOWBIT_DETAIL_PROTOCOL_HPP
