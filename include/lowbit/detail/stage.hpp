@@ -17,8 +17,9 @@ LOWBIT_BEGIN_DETAIL_NAMESPACE
 /// dequantization; dequant: q (passed as x) -> Y.
 enum class stage { fake, code, dequant };
 
-/// Befriended by the operators: lets codes.hpp run one of their stages.
-struct codes_access;
+/// Befriended by the operators: lets the driver (detail/driver.hpp) reach
+/// their protocol hooks.
+struct protocol_access;
 
 LOWBIT_END_DETAIL_NAMESPACE
 
