@@ -23,6 +23,42 @@ LOWBIT_BEGIN_NAMESPACE
 
 namespace detail {
 
+/// Shape i's name in a broadcast message.
+LOWBIT_NOINLINE_COLD inline std::string shape_name(const char* const* names, std::size_t n_names, std::size_t i) {
+  return i < n_names ? std::string(names[i]) : "input " + dec(i);
+}
+
+[[noreturn]] LOWBIT_NOINLINE_COLD inline void throw_no_broadcast(const shape* shapes, const char* const* names,
+                                                                std::size_t n_names, const char* op, std::size_t a,
+                                                                std::size_t b, std::size_t d, std::size_t ea,
+                                                                std::size_t eb) {
+  throw_error(op, ": shapes do not broadcast: ", shape_name(names, n_names, a), " has shape ", shapes[a].to_string(),
+              " and ", shape_name(names, n_names, b), " has shape ", shapes[b].to_string(), " (dimension ", dec(d),
+              " of the broadcast: ", dec(ea), " vs ", dec(eb), "); expected equal extents or 1");
+}
+
+[[noreturn]] LOWBIT_NOINLINE_COLD inline void throw_count_overflow(const shape* shapes, const char* const* names,
+                                                                  std::size_t n_names, std::size_t n, const char* op,
+                                                                  const std::array<std::size_t, max_rank>& out,
+                                                                  std::size_t rank) {
+  std::string dims = "[";
+  for (std::size_t d = 0; d < rank; ++d) {
+    if (d) dims += ", ";
+    dims += dec(out[d]);
+  }
+  dims += "]";
+  std::string what;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i) what += ", ";
+    what += shape_name(names, n_names, i);
+    what += " ";
+    what += shapes[i].to_string();
+  }
+  throw_error(op, ": the broadcast of ", what, " has shape ", dims,
+              ", whose element count overflows std::size_t; expected at most ",
+              dec(std::numeric_limits<std::size_t>::max()), " elements");
+}
+
 /// broadcast_shape over `n` shapes, `n_names` of them named (the rest are
 /// "input i" in messages): the one implementation, for the public function
 /// and the operators' driver.
@@ -55,35 +91,13 @@ inline shape broadcast_shapes(const shape* shapes, const char* const* names, std
         out[d] = e;
         owner[d] = k;
       } else if (out[d] != e) {
-        auto name = [&](std::size_t i) {
-          return i < n_names ? std::string(names[i]) : "input " + std::to_string(i);
-        };
-        throw error(std::string(op) + ": shapes do not broadcast: " + name(owner[d]) +
-                    " has shape " + shapes[owner[d]].to_string() + " and " + name(k) +
-                    " has shape " + s.to_string() + " (dimension " + std::to_string(d) +
-                    " of the broadcast: " + std::to_string(out[d]) + " vs " + std::to_string(e) +
-                    "); expected equal extents or 1");
+        throw_no_broadcast(shapes, names, n_names, op, owner[d], k, d, out[d], e);
       }
     }
     ++k;
   }
   std::size_t count = 0;
-  if (!detail::checked_count(out.data(), rank, count)) {
-    std::string dims = "[";
-    for (std::size_t d = 0; d < rank; ++d) dims += (d ? ", " : "") + std::to_string(out[d]);
-    dims += "]";
-    std::string what;
-    std::size_t i = 0;
-    for (const shape& s : std::span(shapes, n)) {
-      what += (i ? ", " : "") +
-              (i < n_names ? std::string(names[i]) : "input " + std::to_string(i)) + " " +
-              s.to_string();
-      ++i;
-    }
-    throw error(std::string(op) + ": the broadcast of " + what + " has shape " + dims +
-                ", whose element count overflows std::size_t; expected at most " +
-                std::to_string(std::numeric_limits<std::size_t>::max()) + " elements");
-  }
+  if (!detail::checked_count(out.data(), rank, count)) throw_count_overflow(shapes, names, n_names, n, op, out, rank);
   return shape(out.begin(), out.begin() + rank);
 }
 

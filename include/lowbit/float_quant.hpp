@@ -334,9 +334,7 @@ struct float_quant {
   template <class T, class Ok>
   static void check_each(const detail::nd<const T>& t, const char* what, const char* expected, Ok&& ok) {
     detail::check_elements(t, [&](T v, std::size_t i) {
-      if (!ok(v))
-        throw error(prefix() + detail::element_name(what, t, i) + " = " + detail::format_value(v) +
-                    " is invalid; expected " + expected);
+      if (!ok(v)) detail::throw_invalid(prefix(), what, t, i, v, expected);
       return true;
     });
   }

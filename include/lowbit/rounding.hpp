@@ -105,8 +105,8 @@ inline rounding_mode parse_rounding_mode(std::string_view name) {
 namespace detail {
 
 inline void check_rounding_mode(rounding_mode m, const char* op) {
-  if (!is_valid(m))
-    throw error(std::string(op) + ": rounding_mode = " + std::to_string(static_cast<int>(m)) +
+  if (!is_valid(m)) [[unlikely]]
+    throw_error(op, ": rounding_mode = ", dec(static_cast<int>(m)),
                 " is not a lowbit::rounding_mode value; expected one of ROUND, CEIL, FLOOR, UP, "
                 "DOWN, HALF_UP, HALF_DOWN");
 }

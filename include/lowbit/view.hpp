@@ -74,7 +74,7 @@ constexpr bool to_extent(V v, std::size_t& out) noexcept {
 template <class V>
 std::string extent_string(V v) {
   if constexpr (std::is_integral_v<V>) {
-    return std::to_string(v);
+    return dec(v);
   } else {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.17Lg", static_cast<long double>(v));
@@ -154,13 +154,13 @@ class shape {
   }
 
   /// "[2, 3, 4]"; "[]" for rank 0.
-  std::string to_string() const {
+  LOWBIT_NOINLINE_COLD std::string to_string() const {
     std::string s = "[";
     for (std::size_t i = 0; i < rank_; ++i) {
       if (i) s += ", ";
-      s += std::to_string(dims_[i]);
+      s += detail::dec(dims_[i]);
     }
-    return s + "]";
+    return s += "]";
   }
 
   /// Internal: extents already known to be valid (rank <= max_rank, the
@@ -172,22 +172,22 @@ class shape {
 
  private:
   [[noreturn]] LOWBIT_NOINLINE_COLD void throw_count_overflow() const {
-    throw error("lowbit: the element count of shape " + to_string() +
-                " overflows std::size_t; expected a product of extents of at most " +
-                std::to_string(std::numeric_limits<std::size_t>::max()));
+    detail::throw_error("lowbit: the element count of shape ", to_string(),
+                        " overflows std::size_t; expected a product of extents of at most ",
+                        detail::dec(std::numeric_limits<std::size_t>::max()));
   }
 
   template <class It>
   void assign(It first, It last) {
     for (; first != last; ++first) {
       if (rank_ == max_rank)
-        throw error("lowbit: shape has more than " + std::to_string(max_rank) +
-                    " dimensions; expected a rank of at most LOWBIT_MAX_RANK");
+        detail::throw_error("lowbit: shape has more than ", detail::dec(max_rank),
+                            " dimensions; expected a rank of at most LOWBIT_MAX_RANK");
       const auto v = *first;
       std::size_t e = 0;
       if (!detail::to_extent(v, e))
-        throw error("lowbit: shape extent " + detail::extent_string(v) + " in dimension " + std::to_string(rank_) +
-                    " is invalid; expected a non-negative integer that fits in std::size_t");
+        detail::throw_error("lowbit: shape extent ", detail::extent_string(v), " in dimension ", detail::dec(rank_),
+                            " is invalid; expected a non-negative integer that fits in std::size_t");
       dims_[rank_++] = e;
     }
     count();  // rejects a shape whose element count overflows std::size_t
@@ -205,6 +205,23 @@ namespace detail {
 /// The largest element offset, in bytes, that lowbit accepts in a view:
 /// pointer arithmetic is done in std::ptrdiff_t.
 inline constexpr std::size_t max_span_bytes = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
+
+/// The message of check_span.
+[[noreturn]] LOWBIT_NOINLINE_COLD inline void throw_span(const char* what, const std::size_t* ext,
+                                                        const std::ptrdiff_t* str, std::size_t rank,
+                                                        std::size_t elem_size, bool overflow, std::size_t span) {
+  std::string strides = "[";
+  for (std::size_t r = 0; r < rank; ++r) {
+    if (r) strides += ", ";
+    strides += dec(str[r]);
+  }
+  strides += "]";
+  throw_error(what, ": a view of shape ", shape(ext, ext + rank).to_string(), " with strides ", strides, " spans ",
+              overflow ? std::string("more than 2^64 elements")
+                       : cat(dec(span), " elements of ", dec(elem_size), " bytes"),
+              " between its first and last element (the sum of (extent - 1) * |stride|); expected at most ",
+              dec(max_span_bytes / elem_size), " elements, so that every byte offset fits in std::ptrdiff_t");
+}
 
 /**
  * Checks that a view of `rank` extents `ext` and strides `str` (in elements
@@ -237,16 +254,7 @@ inline void check_span(const char* what, const std::size_t* ext, const std::ptrd
   }
   std::size_t bytes = 0;  // span <= max_span_bytes / elem_size, without the division
   if (!overflow && !mul_overflows(span, elem_size, bytes) && bytes <= max_span_bytes) return;
-  std::string strides = "[";
-  for (std::size_t r = 0; r < rank; ++r) strides += (r ? ", " : "") + std::to_string(str[r]);
-  strides += "]";
-  throw error(std::string(what) + ": a view of shape " + shape(ext, ext + rank).to_string() +
-              " with strides " + strides + " spans " +
-              (overflow ? std::string("more than 2^64 elements")
-                        : std::to_string(span) + " elements of " + std::to_string(elem_size) + " bytes") +
-              " between its first and last element (the sum of (extent - 1) * |stride|); expected at most " +
-              std::to_string(max_span_bytes / elem_size) +
-              " elements, so that every byte offset fits in std::ptrdiff_t");
+  throw_span(what, ext, str, rank, elem_size, overflow, span);
 }
 
 }  // namespace detail
@@ -258,7 +266,7 @@ inline void check_data(const char* what, const void* data, const std::size_t* ex
   if (data != nullptr) return;
   std::size_t n = 1;
   if (!checked_count(ext, rank, n) || n != 0)
-    throw error(std::string(what) + ": a view of shape " + shape(unchecked_t{}, ext, rank).to_string() +
+    throw_error(what, ": a view of shape ", shape(unchecked_t{}, ext, rank).to_string(),
                 " has a null data pointer; expected a pointer to its elements (only a view with no elements may be "
                 "null)");
 }
@@ -466,11 +474,11 @@ auto fill_nd(V&& v, nd_geom& g) {
       const auto e = v.extent(r);
       const auto st = v.stride(r);
       if (!to_extent(e, g.ext[r]))
-        throw error("lowbit: a view has extent " + extent_string(e) + " in dimension " + std::to_string(r) +
+        throw_error("lowbit: a view has extent ", extent_string(e), " in dimension ", dec(r),
                     "; expected a non-negative integer extent that fits in std::size_t");
       if constexpr (std::is_integral_v<std::remove_cv_t<decltype(st)>>) {
         if (!std::in_range<std::ptrdiff_t>(st))
-          throw error("lowbit: a view has stride " + std::to_string(st) + " in dimension " + std::to_string(r) +
+          throw_error("lowbit: a view has stride ", dec(st), " in dimension ", dec(r),
                       "; expected a stride that fits in std::ptrdiff_t");
         g.str[r] = static_cast<std::ptrdiff_t>(st);
       } else {
@@ -479,7 +487,7 @@ auto fill_nd(V&& v, nd_geom& g) {
         static_assert(std::is_floating_point_v<S>, "lowbit: a stride must be an integer or floating-point value");
         constexpr S limit = static_cast<S>(static_cast<long double>(std::numeric_limits<std::ptrdiff_t>::max()) + 1.0L);
         if (!(st >= -limit && st < limit) || st != static_cast<S>(static_cast<std::ptrdiff_t>(st)))
-          throw error("lowbit: a view has stride " + extent_string(st) + " in dimension " + std::to_string(r) +
+          throw_error("lowbit: a view has stride ", extent_string(st), " in dimension ", dec(r),
                       "; expected an integer stride that fits in std::ptrdiff_t");
         g.str[r] = static_cast<std::ptrdiff_t>(st);
       }

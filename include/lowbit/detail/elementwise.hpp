@@ -167,25 +167,48 @@ struct derived_storage {
 
 // ---- messages ---------------------------------------------------------------
 
-/// Formats a value for an error message, with enough digits to round-trip.
-template <class T>
-std::string format_value(T v) {
+/// A value with `digits` significant digits (9 round-trip a float, 17 a double).
+LOWBIT_NOINLINE_COLD inline std::string format_digits(double v, int digits) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, std::is_same_v<T, float> ? "%.9g" : "%.17g", static_cast<double>(v));
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
   return buf;
 }
 
+/// Formats a value for an error message, with enough digits to round-trip.
+template <class T>
+std::string format_value(T v) {
+  return format_digits(static_cast<double>(v), std::is_same_v<T, float> ? 9 : 17);
+}
+
 /// "name" for rank 0, else "name[i, j]" for the row-major flat index.
-inline std::string element_name(const char* name, const nd_geom& g, std::size_t flat) {
+LOWBIT_NOINLINE_COLD inline std::string element_name(const char* name, const nd_geom& g, std::size_t flat) {
   if (g.rank == 0) return name;
   std::array<std::size_t, max_rank> idx{};
   for (std::size_t r = g.rank; r-- > 0;) {
     idx[r] = g.ext[r] ? flat % g.ext[r] : 0;
     flat = g.ext[r] ? flat / g.ext[r] : 0;
   }
-  std::string s = std::string(name) + "[";
-  for (std::size_t r = 0; r < g.rank; ++r) s += (r ? ", " : "") + std::to_string(idx[r]);
-  return s + "]";
+  std::string s = cat(name, "[");
+  for (std::size_t r = 0; r < g.rank; ++r) {
+    if (r) s += ", ";
+    s += dec(idx[r]);
+  }
+  return s += "]";
+}
+
+/// Throws "<head><name>[i] = <v> is invalid; expected <expected>" for the
+/// element of flat index i of a tensor (head: "lowbit::op: ").
+[[noreturn]] LOWBIT_NOINLINE_COLD inline void throw_invalid_element(std::string_view head, const char* name,
+                                                                   const nd_geom& g, std::size_t i, double v,
+                                                                   int digits, std::string_view expected) {
+  throw_error(head, element_name(name, g, i), " = ", format_digits(v, digits), " is invalid; expected ", expected);
+}
+
+/// The same for a value of type T (its own round-trip digits).
+template <class T>
+[[noreturn]] void throw_invalid(std::string_view head, const char* name, const nd_geom& g, std::size_t i, T v,
+                                std::string_view expected) {
+  throw_invalid_element(head, name, g, i, static_cast<double>(v), std::is_same_v<T, float> ? 9 : 17, expected);
 }
 
 /// Calls `f(value, flat_index)` for every element of `t` in row-major order
@@ -223,8 +246,7 @@ template <class T>
 void check_scale_positive(const char* op, const char* name, const nd<const T>& s) {
   check_elements(s, [&](T v, std::size_t i) {
     if (!(v > T(0) && v <= std::numeric_limits<T>::max()))
-      throw error(std::string(op) + " (exact semantics): " + element_name(name, s, i) + " = " +
-                  format_value(v) + " is invalid; expected a finite value > 0");
+      throw_invalid(cat(op, " (exact semantics): "), name, s, i, v, "a finite value > 0");
     return true;
   });
 }
@@ -237,8 +259,7 @@ template <class T>
 void check_output(const char* op, const nd<T>& y, const shape& expected, const char* what = "y") {
   const shape got = y.get_shape();
   if (!(got == expected)) [[unlikely]]
-    throw error(std::string(op) + ": " + what + " has shape " + got.to_string() +
-                "; expected the broadcast shape " + expected.to_string());
+    throw_error(op, ": ", what, " has shape ", got.to_string(), "; expected the broadcast shape ", expected.to_string());
   check_self_overlap(op, what, y);
 }
 

@@ -129,8 +129,8 @@ template <class T>
 void validate_bitwidth_tensor(const nd<const T>& d, const char* op, const char* role) {
   check_elements(d, [&](T b, std::size_t i) {
     if (!(b >= T(1) && b <= T(max_bitwidth<T>) && b == std::trunc(b)))
-      throw error(std::string(op) + ": " + element_name(role, d, i) + " = " + format_value(b) +
-                  " is invalid; expected an integer from 1 to " + std::to_string(max_bitwidth<T>));
+      throw_invalid(cat(op, ": "), role, d, i, b,
+                    std::is_same_v<T, float> ? "an integer from 1 to 32" : "an integer from 1 to 53");
     return true;
   });
 }

@@ -229,8 +229,9 @@ struct dioph {
       vars[i].t = max_vars;
       if (vars[i].a != 0 && vars[i].u != 0) order[n++] = i;
     }
-    std::sort(order.begin(), order.begin() + n,
-              [&](std::size_t p, std::size_t q) { return vars[p].a > vars[q].a; });
+    // By decreasing coefficient: an insertion sort of at most max_vars entries.
+    for (std::size_t j = 1; j < n && j < max_vars; ++j)
+      for (std::size_t k = j; k > 0 && vars[order[k]].a > vars[order[k - 1]].a; --k) std::swap(order[k], order[k - 1]);
     nterms = 0;
     for (std::size_t j = 0; j < n; ++j) {
       const std::size_t i = order[j];
@@ -264,18 +265,24 @@ struct dioph {
 #endif  // LOWBIT_DETAIL_HAS_INT128
 
 /// The index of an element as "[i, j]", or "" for rank 0.
-inline std::string index_string(const std::size_t* idx, std::size_t rank) {
+LOWBIT_NOINLINE_COLD inline std::string index_string(const std::size_t* idx, std::size_t rank) {
   if (rank == 0) return "";
   std::string s = "[";
-  for (std::size_t r = 0; r < rank; ++r) s += (r ? ", " : "") + std::to_string(idx[r]);
-  return s + "]";
+  for (std::size_t r = 0; r < rank; ++r) {
+    if (r) s += ", ";
+    s += dec(idx[r]);
+  }
+  return s += "]";
 }
 
 /// "shape [2, 3], strides [3, 1]" of a tensor.
-inline std::string geometry_string(const nd_geom& g) {
-  std::string s = "shape " + shape(unchecked_t{}, g.ext.data(), g.rank).to_string() + ", strides [";
-  for (std::size_t r = 0; r < g.rank; ++r) s += (r ? ", " : "") + std::to_string(g.str[r]);
-  return s + "]";
+LOWBIT_NOINLINE_COLD inline std::string geometry_string(const nd_geom& g) {
+  std::string s = cat("shape ", shape(unchecked_t{}, g.ext.data(), g.rank).to_string(), ", strides [");
+  for (std::size_t r = 0; r < g.rank; ++r) {
+    if (r) s += ", ";
+    s += dec(g.str[r]);
+  }
+  return s += "]";
 }
 
 /**
@@ -376,41 +383,59 @@ inline overlap_answer self_overlap(const nd_geom& g, std::array<std::size_t, max
 #endif
 }
 
+/// The message of check_self_overlap.
+[[noreturn]] LOWBIT_NOINLINE_COLD inline void throw_self_overlap(const char* op, const char* what, const nd_geom& y,
+                                                                overlap_answer a,
+                                                                const std::array<std::size_t, max_rank>& i1,
+                                                                const std::array<std::size_t, max_rank>& i2) {
+  const std::string g = geometry_string(y);
+  if (a != overlap_answer::found)
+    throw_error(op, ": ", what, " (", g, ") may write one element twice (its strides are too irregular to rule it "
+                "out); expected an output whose elements are all distinct");
+  std::string zero;
+  for (std::size_t r = 0; r < y.rank; ++r)
+    if (y.str[r] == 0 && y.ext[r] > 1) {
+      zero = cat(" (stride 0 in dimension ", dec(r), ", extent ", dec(y.ext[r]), ")");
+      break;
+    }
+  throw_error(op, ": ", what, " (", g, ") writes one element twice", zero, ", as ", what,
+              index_string(i1.data(), y.rank), " and ", what, index_string(i2.data(), y.rank),
+              "; expected an output whose elements are all distinct");
+}
+
 /// Throws unless output `y` maps every index to its own element.
 inline void check_self_overlap(const char* op, const char* what, const nd_geom& y) {
   std::array<std::size_t, max_rank> i1{}, i2{};
   const overlap_answer a = self_overlap(y, i1, i2);
-  if (a == overlap_answer::none) return;
-  std::string msg = std::string(op) + ": " + what + " (" + geometry_string(y) + ") ";
-  if (a == overlap_answer::found) {
-    msg += "writes one element twice";
-    for (std::size_t r = 0; r < y.rank; ++r)
-      if (y.str[r] == 0 && y.ext[r] > 1) {
-        msg += " (stride 0 in dimension " + std::to_string(r) + ", extent " + std::to_string(y.ext[r]) + ")";
-        break;
-      }
-    msg += ", as " + std::string(what) + index_string(i1.data(), y.rank) + " and " + what +
-           index_string(i2.data(), y.rank);
-  }
-  else
-    msg += "may write one element twice (its strides are too irregular to rule it out)";
-  throw error(msg + "; expected an output whose elements are all distinct");
+  if (a != overlap_answer::none) throw_self_overlap(op, what, y, a, i1, i2);
+}
+
+/// The message of check_disjoint and check_in_place_or_disjoint (`in_place`:
+/// y may be `in` itself).
+[[noreturn]] LOWBIT_NOINLINE_COLD inline void throw_overlap(const char* op, const mem_tensor& y, const mem_tensor& in,
+                                                           overlap_answer a,
+                                                           const std::array<std::size_t, max_rank>& iy,
+                                                           const std::array<std::size_t, max_rank>& ii,
+                                                           bool in_place) {
+  const std::string gy = geometry_string(*y.g), gi = geometry_string(*in.g);
+  const std::string expected =
+      in_place ? cat("; expected ", y.name, " to be ", in.name,
+                     " exactly (same data, shape and strides: in place) or to share no memory with it")
+               : std::string("; expected an output that shares no memory with its inputs");
+  if (a != overlap_answer::found)
+    throw_error(op, ": ", y.name, " (", gy, ") may overlap ", in.name, " (", gi,
+                ") in memory (their strides are too irregular to rule it out)", expected);
+  throw_error(op, ": ", y.name, " (", gy, ") overlaps ", in.name, " (", gi, ") in memory",
+              in_place ? cat(" without being ", in.name, " itself") : std::string(), ": ", y.name,
+              index_string(iy.data(), y.g->rank), " and ", in.name, index_string(ii.data(), in.g->rank),
+              " share bytes", expected);
 }
 
 /// Throws if output `y` shares a byte with input `in`.
 inline void check_disjoint(const char* op, const mem_tensor& y, const mem_tensor& in) {
   std::array<std::size_t, max_rank> iy{}, ii{};
   const overlap_answer a = mem_overlap(y, in, iy, ii);
-  if (a == overlap_answer::none) return;
-  std::string msg = std::string(op) + ": " + y.name + " (" + geometry_string(*y.g) + ") ";
-  if (a == overlap_answer::found)
-    msg += "overlaps " + std::string(in.name) + " (" + geometry_string(*in.g) + ") in memory: " + y.name +
-           index_string(iy.data(), y.g->rank) + " and " + in.name + index_string(ii.data(), in.g->rank) +
-           " share bytes";
-  else
-    msg += "may overlap " + std::string(in.name) + " (" + geometry_string(*in.g) +
-           ") in memory (their strides are too irregular to rule it out)";
-  throw error(msg + "; expected an output that shares no memory with its inputs");
+  if (a != overlap_answer::none) throw_overlap(op, y, in, a, iy, ii, false);
 }
 
 /// True when output `y` (of the broadcast shape) is input `x` itself: the
@@ -436,17 +461,7 @@ inline void check_in_place_or_disjoint(const char* op, const mem_tensor& y, cons
   if (mem_empty(y) || same_elements(y, x)) return;
   std::array<std::size_t, max_rank> iy{}, ix{};
   const overlap_answer a = mem_overlap(y, x, iy, ix);
-  if (a == overlap_answer::none) return;
-  std::string msg = std::string(op) + ": " + y.name + " (" + geometry_string(*y.g) + ") ";
-  if (a == overlap_answer::found)
-    msg += "overlaps " + std::string(x.name) + " (" + geometry_string(*x.g) + ") in memory without being " + x.name +
-           " itself: " + y.name + index_string(iy.data(), y.g->rank) + " and " + x.name +
-           index_string(ix.data(), x.g->rank) + " share bytes";
-  else
-    msg += "may overlap " + std::string(x.name) + " (" + geometry_string(*x.g) +
-           ") in memory (their strides are too irregular to rule it out)";
-  throw error(msg + "; expected " + y.name + " to be " + x.name +
-              " exactly (same data, shape and strides: in place) or to share no memory with it");
+  if (a != overlap_answer::none) throw_overlap(op, y, x, a, iy, ix, true);
 }
 
 LOWBIT_END_DETAIL_NAMESPACE

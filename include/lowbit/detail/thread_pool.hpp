@@ -205,10 +205,9 @@ inline void parallel_run(const execution& exec, std::size_t n, const std::functi
   exec.executor(n, guarded);
   const std::size_t r = ran.load(), o = outside.load();
   if (r != n || o != 0)
-    throw error("lowbit: execution::executor ran " + std::to_string(r) + " tasks for " + std::to_string(n) +
-                " parts" + (o ? " and was given " + std::to_string(o) + " index(es) outside [0, n)" : std::string()) +
-                "; expected task(i) called once for every i in [0, " + std::to_string(n) +
-                ") (the output is unspecified now)");
+    throw_error("lowbit: execution::executor ran ", dec(r), " tasks for ", dec(n), " parts",
+                o ? cat(" and was given ", dec(o), " index(es) outside [0, n)") : std::string(),
+                "; expected task(i) called once for every i in [0, ", dec(n), ") (the output is unspecified now)");
 }
 
 LOWBIT_END_DETAIL_NAMESPACE  // namespace lowbit::detail
