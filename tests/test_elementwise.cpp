@@ -3,7 +3,10 @@
 // operators validate their arguments with.
 #include <lowbit/detail/elementwise.hpp>
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -90,6 +93,14 @@ struct write_index {
   V operator()(lowbit::detail::element_index ix, V x, V p0, V p1) const noexcept {
     using T = lowbit::detail::lane_t<V>;
     return lowbit_test::positions<V>(ix) + x * T(0) + p0 * T(0) + p1 * T(0);
+  }
+};
+
+/// y = x * p.
+struct mul {
+  template <class V>
+  V operator()(V x, V p) const noexcept {
+    return x * p;
   }
 };
 
@@ -194,5 +205,33 @@ TEST_CASE("Pieces carry each element's flat output position: 1 and 2 threads, SI
         CHECK(bad == 0);
       }
     }
+  }
+}
+
+TEST_CASE("Per-channel parameters over long contiguous rows run as one row-mode piece", "[elementwise]") {
+  // [5, 700] with one parameter per row: 5 rows in one piece (row mode),
+  // not one piece per row; with streaming stores (a large call) per row.
+  std::vector<float> x(5 * 700, 1.0f), y(5 * 700), p(5, 2.0f);
+  const nd<const float> xd = view_of<const float>(x.data(), {5, 700}, {700, 1});
+  const nd<const float> pd = view_of<const float>(p.data(), {5, 1}, {1, 1});
+  const nd<float> yd = view_of<float>(y.data(), {5, 700}, {700, 1});
+  const lowbit::shape out{5, 700};
+  const auto plan = lowbit::detail::make_engine_plan<1>(out, xd, {&pd}, yd);
+  for (const bool stream : {false, true}) {
+    CAPTURE(stream);
+    lowbit::execution ex;
+    ex.stream_min_elements = stream ? 1 : std::numeric_limits<std::size_t>::max();
+    std::vector<std::size_t> rows;
+    lowbit::detail::elementwise(plan, x.data(), std::array<const float*, 1>{p.data()}, y.data(),
+                                [&](const lowbit::detail::piece<float, 1>& pc) {
+                                  rows.push_back(pc.rows);
+                                  lowbit::detail::run_piece(mul{}, pc, true);
+                                },
+                                ex);
+    if (stream)
+      CHECK(rows == std::vector<std::size_t>(5, 0));
+    else
+      CHECK(rows == std::vector<std::size_t>{5});
+    CHECK(std::all_of(y.begin(), y.end(), [](float v) { return v == 2.0f; }));
   }
 }

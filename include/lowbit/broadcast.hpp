@@ -295,6 +295,10 @@ void for_each_position(const shape& s, const std::array<const nd_geom*, N>& ops,
 /// walker over one operand); stops early when f returns false.
 template <class F>
 void for_each_element(const nd_geom& g, F&& f) {
+  if (g.rank == 0) {  // a scalar parameter: no shape, no plan
+    f(std::size_t(0), std::ptrdiff_t(0));
+    return;
+  }
   for_each_position<1>(g.get_shape(), {&g}, [&](std::size_t flat, const std::array<std::ptrdiff_t, 1>& off) {
     return f(flat, off[0]);
   });

@@ -460,18 +460,21 @@ struct trunc {
       const detail::nd<const T>& ob = a.template get<"out_bitwidth">();
       T* t = tst.arr[0];
       if constexpr (S == semantics::exact) {
-        // Checked only for a nonempty output, as before (the ratio is a
-        // property of the computation, not of an input alone).
+        // Checked only for a nonempty output (the ratio is a property of
+        // the computation, not of one input).
         if (out.count() != 0)
-        detail::for_each_position<2>(ts, {&ss, &os}, [&](std::size_t i, const std::array<std::ptrdiff_t, 2>& off) {
-          const T sv = ss.data[off[0]], o = os.data[off[1]];
-          if (!detail::trunc_scale<S>(sv, o, t[i]))
-            throw error(std::string(name) + " (exact semantics): " +
-                        detail::element_name("out_scale / scale", detail::row_major_nd<T>(ts, t), i) + " = " +
-                        detail::format_value(o) + " / " + detail::format_value(sv) +
-                        " is invalid; expected a ratio whose nearest power of two 2^k is a finite "
-                        "nonzero value (ratio neither overflowing nor underflowing)");
-        });
+          detail::for_each_position<2>(ts, {&ss, &os}, [&](std::size_t i, const std::array<std::ptrdiff_t, 2>& off) {
+            const T sv = ss.data[off[0]], o = os.data[off[1]];
+            if (!detail::trunc_scale<S>(sv, o, t[i]))
+              detail::throw_error(name, " (exact semantics): ",
+                                  detail::element_name("out_scale / scale", detail::row_major_nd<T>(ts, t), i),
+                                  " = ", detail::format_value(o), " / ", detail::format_value(sv),
+                                  " is invalid; expected a ratio whose nearest power of two 2^k is a finite "
+                                  "nonzero value (ratio neither overflowing nor underflowing)");
+          });
+      } else if (!t_inline && out.count() != 0 && ts.count() == 1) {
+        // One (scale, out_scale) pair: the kernel's scalar path, directly.
+        t[0] = detail::trunc_scale_ref_kernel<T>{}(ss.data[0], os.data[0]);
       } else if (!t_inline && out.count() != 0) {  // with t_inline, no t tensor: a constant dummy operand
         // Never rejects: computed by the engine, a batch at a time.
         detail::nd<T> td;

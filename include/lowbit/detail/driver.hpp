@@ -139,6 +139,17 @@ template <class Op, class T>
 shape call_shape(const Op& op, const call_args<Op, T>& a, const char* x_name = "x") {
   constexpr std::size_t N = call_args<Op, T>::size;
   const auto part = protocol_access::broadcast_inputs(op, a);
+  // The usual call: one tensor (x) and scalar inputs. Its shape is the
+  // broadcast (its element count was checked when the view was read).
+  const nd<const T>* only = a.t[0]->rank != 0 ? a.t[0] : nullptr;
+  std::size_t tensors = only != nullptr;
+  for (std::size_t i = 0; i + 1 < N; ++i)
+    if (part[i] && a.t[1 + i]->rank != 0) {
+      only = a.t[1 + i];
+      ++tensors;
+    }
+  if (tensors == 0) return shape{};
+  if (tensors == 1) return only->get_shape();
   std::array<shape, N> shapes;
   std::array<const char*, N> names{};
   std::size_t k = 0;

@@ -227,6 +227,10 @@ void visit_elements(const nd<const T>& t, F&& f) {
  */
 template <class T, class F>
 void check_elements(const nd<const T>& t, F&& f) {
+  if (t.rank == 0) {  // a scalar parameter
+    f(*t.data, std::size_t(0));
+    return;
+  }
   // The distinct elements: stride-0 dimensions at index 0 only; the
   // row-major geometry of t's whole shape (operand 1) gives the flat index.
   nd_geom distinct = t, whole;
@@ -648,7 +652,8 @@ struct piece_sink {
 
 /**
  * Step 1, plan to tiles: the unit of work is a tile, the innermost run, or
- * the two innermost dimensions when runs are short. Each operand is read
+ * the two innermost dimensions when runs are short or every parameter is
+ * constant along the rows (row mode: per-channel). Each operand is read
  * across a tile as a splat, contiguously, or through a buffer
  * (tile_access); the tiles are the positions of the remaining, outer
  * dimensions.
@@ -670,10 +675,24 @@ struct tiling {
       : first_index(plan.first_index), outer(plan) {
     const std::size_t r = plan.rank;
     cols = plan.ext[r - 1];
-    bool two_d = r >= 2 && cols < short_run;
+    stream = plan.count >= exec.stream_min_elements && !overlaps(plan, 0, x, Y, y);
     // A 2-D tile needs the positions contiguous over it (they are, unless
     // the caller's position operand is not row-major: a block-fed call).
-    if (two_d && !(plan.str[P][r - 1] == 1 && plan.str[P][r - 2] == static_cast<std::ptrdiff_t>(cols))) two_d = false;
+    const bool can_two_d =
+        r >= 2 && plan.str[P][r - 1] == 1 && plan.str[P][r - 2] == static_cast<std::ptrdiff_t>(cols);
+    // Short rows always; long rows only in row mode (per-channel parameters
+    // over contiguous rows: one piece for all the rows, not one per row),
+    // and without streaming stores, which row mode does not make.
+    if (can_two_d && (cols < short_run || !stream)) {
+      classify_tile(plan, true);
+      if (cols < short_run || row_mode) return;
+    }
+    classify_tile(plan, false);
+  }
+
+ private:
+  void classify_tile(const engine_plan<NP>& plan, bool two_d) {
+    const std::size_t r = plan.rank;
     rows = two_d ? plan.ext[r - 2] : 1;
     tile = rows * cols;
     for (std::size_t k = 0; k < N; ++k)
@@ -682,14 +701,15 @@ struct tiling {
     // broadcast input) is gathered like any other non-contiguous operand.
     for (std::size_t k : {std::size_t(0), Y})
       if (acc[k].kind == tile_access::splat) acc[k].kind = tile_access::buffered;
+    loaded = false;
     for (std::size_t I = 0; I < NP; ++I) loaded = loaded || acc[1 + I].kind != tile_access::splat;
     row_mode = loaded && two_d && cols >= 2 * batch<T>::size && acc[0].kind == tile_access::contiguous &&
                acc[Y].kind == tile_access::contiguous;
     for (std::size_t I = 0; I < NP; ++I) row_mode = row_mode && acc[1 + I].col_stride == 0;
+    direct = true;
     for (std::size_t k = 0; k <= Y; ++k) direct = direct && acc[k].kind != tile_access::buffered;
     outer.rank = r - (two_d ? 2 : 1);
     n_tiles = outer_count(outer);
-    stream = plan.count >= exec.stream_min_elements && !overlaps(plan, 0, x, Y, y);
   }
 };
 
