@@ -498,10 +498,18 @@ struct trunc {
       // The SIMD path multiplies by 1/t when every t allows it (the scalar
       // path keeps dividing, so the SIMD-vs-scalar tests compare the two).
       t_inverse = !t_inline && simd && out.count() != 0 && detail::invert_powers_of_two(t, ts.count());
-      t_d = t_inline ? detail::row_major_nd<T>(shape{}, &t_dummy) : detail::row_major_nd<T>(ts, t);
-      const shape bshape = ob.get_shape();
-      lo_d = detail::row_major_nd<T>(bshape, lim.arr[0]);
-      hi_d = detail::row_major_nd<T>(bshape, lim.arr[1]);
+      // The descriptors are filled in place (a geometry built elsewhere and
+      // copied whole is reloaded as wide vectors: a store-forwarding stall).
+      if (t_inline) {
+        t_d.rank = 0;
+        t_d.data = &t_dummy;
+      } else {
+        detail::set_row_major(t_d, ts.rank(), ts.begin());
+        t_d.data = t;
+      }
+      for (detail::nd_geom* g : {&lo_d, &hi_d}) detail::set_row_major(*g, ob.rank, ob.ext.data());
+      lo_d.data = lim.arr[0];
+      hi_d.data = lim.arr[1];
       using O = operands;
       ops[O::index<"scale">] = &ss;
       ops[O::index<"zeropt">] = &a.template get<"zeropt">();
@@ -623,7 +631,8 @@ struct trunc_v1 {
       detail::for_each_position<2>(ts, {&ib, &ob}, [&](std::size_t i, const std::array<std::ptrdiff_t, 2>& off) {
         t[i] = std::ldexp(T(1), static_cast<int>(ib.data[off[0]]) - static_cast<int>(ob.data[off[1]]));
       });
-      t_d = detail::row_major_nd<T>(ts, t);
+      detail::set_row_major(t_d, ts.rank(), ts.begin());
+      t_d.data = t;
       ops[operands::index<"scale">] = &a.template get<"scale">();
       ops[operands::index<"zeropt">] = &a.template get<"zeropt">();
       ops[operands::index<"t">] = &t_d;

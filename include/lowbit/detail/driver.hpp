@@ -36,6 +36,7 @@
 #ifndef LOWBIT_DETAIL_DRIVER_HPP
 #define LOWBIT_DETAIL_DRIVER_HPP
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <concepts>
@@ -150,6 +151,26 @@ shape call_shape(const Op& op, const call_args<Op, T>& a, const char* x_name = "
     }
   if (tensors == 0) return shape{};
   if (tensors == 1) return only->get_shape();
+  // Several tensors: the broadcast of the extents, here; any mismatch or
+  // overflow goes to broadcast_shapes below for its message.
+  std::size_t rank = 0;
+  for (std::size_t i = 0; i < N; ++i)
+    if (i == 0 || part[i - 1]) rank = std::max(rank, a.t[i]->rank);
+  std::array<std::size_t, max_rank> ext;
+  ext.fill(1);
+  bool ok = true;
+  for (std::size_t i = 0; i < N && ok; ++i) {
+    if (i != 0 && !part[i - 1]) continue;
+    const nd_geom& g = *a.t[i];
+    for (std::size_t j = 0, d = rank - g.rank; j < g.rank; ++j, ++d) {
+      const std::size_t e = g.ext[j];
+      if (e == 1 || e == ext[d]) continue;
+      if (ext[d] != 1) ok = false;
+      ext[d] = e;
+    }
+  }
+  std::size_t count = 0;
+  if (ok && checked_count(ext.data(), rank, count)) return shape(unchecked_t{}, ext.data(), rank);
   std::array<shape, N> shapes;
   std::array<const char*, N> names{};
   std::size_t k = 0;
