@@ -77,8 +77,13 @@ struct call_args {
 
 /// The operators' private protocol hooks (they befriend it).
 struct protocol_access {
-  template <class Op, class T>
-  using state = typename Op::template state<T>;
+  /// Builds Op's state for a call and hands it to `f` (the state's type is
+  /// private to the operator; its members ops and run() are public).
+  template <class Op, class T, class F>
+  static void with_state(const Op& op, const call_args<Op, T>& a, const shape& out, F&& f) {
+    const typename Op::template state<T> st(op, a, out);
+    f(st);
+  }
 
   template <class Op>
   static void check_attributes(const Op& op) {
@@ -108,11 +113,13 @@ struct protocol_access {
       requires(const Op& op, const call_args<Op, T>& a, const shape& out, const piece<T, Op::operands::size>& pc) {
         op.check_attributes();
         op.check_values(a);
-        requires std::is_constructible_v<state<Op, T>, const Op&, const call_args<Op, T>&, const shape&>;
-        { std::declval<const state<Op, T>&>().ops } -> std::convertible_to<std::array<const nd<const T>*, Op::operands::size>>;
-        std::declval<const state<Op, T>&>().template run<stage::fake>(pc, true);
-        std::declval<const state<Op, T>&>().template run<stage::code>(pc, true);
-        std::declval<const state<Op, T>&>().template run<stage::dequant>(pc, true);
+        requires std::is_constructible_v<typename Op::template state<T>, const Op&, const call_args<Op, T>&,
+                                         const shape&>;
+        { std::declval<const typename Op::template state<T>&>().ops }
+            -> std::convertible_to<std::array<const nd<const T>*, Op::operands::size>>;
+        std::declval<const typename Op::template state<T>&>().template run<stage::fake>(pc, true);
+        std::declval<const typename Op::template state<T>&>().template run<stage::code>(pc, true);
+        std::declval<const typename Op::template state<T>&>().template run<stage::dequant>(pc, true);
       };
   /// Whether Op has integer codes (declares check_codes).
   template <class Op>
@@ -210,15 +217,15 @@ void check_y(const call_args<Op, T>& a, const nd<T>& y, const shape& out) {
 /// over the output shape `out` (from validate) into y.
 template <stage St, class Op, class T>
 void execute(const Op& op, const call_args<Op, T>& a, const shape& out, nd<T>& y) {
-  using state_t = protocol_access::state<Op, T>;
   constexpr std::size_t NP = Op::operands::size;
   // The state is built even for an empty output: it may validate (FloatQuant's formats).
-  const state_t st(op, a, out);
-  if (out.count() == 0) return;
-  const auto plan = make_engine_plan(out, a.x(), st.ops, y);
-  const bool simd = simd_enabled();
-  elementwise(plan, a.x().data, data_of(st.ops), y.data,
-              [&](const piece<T, NP>& pc) { st.template run<St>(pc, simd); }, op.exec);
+  protocol_access::with_state(op, a, out, [&](const auto& st) {
+    if (out.count() == 0) return;
+    const auto plan = make_engine_plan(out, a.x(), st.ops, y);
+    const bool simd = simd_enabled();
+    elementwise(plan, a.x().data, data_of(st.ops), y.data,
+                [&](const piece<T, NP>& pc) { st.template run<St>(pc, simd); }, op.exec);
+  });
 }
 
 /// x's element type for an operator: float, or double where it accepts one.
