@@ -260,8 +260,6 @@ std::vector<T> codes_to_values(const char* op, const nd<const C>& cd, bool bits)
   return v;
 }
 
-template <class X>
-using x_value_t = std::remove_cv_t<element_t<const X&>>;
 template <class V>
 using code_value_t = std::remove_cv_t<element_t<V>>;
 

@@ -36,7 +36,6 @@
 #ifndef LOWBIT_DETAIL_DRIVER_HPP
 #define LOWBIT_DETAIL_DRIVER_HPP
 
-#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <concepts>
@@ -158,26 +157,7 @@ shape call_shape(const Op& op, const call_args<Op, T>& a, const char* x_name = "
     }
   if (tensors == 0) return shape{};
   if (tensors == 1) return only->get_shape();
-  // Several tensors: the broadcast of the extents, here; any mismatch or
-  // overflow goes to broadcast_shapes below for its message.
-  std::size_t rank = 0;
-  for (std::size_t i = 0; i < N; ++i)
-    if (i == 0 || part[i - 1]) rank = std::max(rank, a.t[i]->rank);
-  std::array<std::size_t, max_rank> ext;
-  ext.fill(1);
-  bool ok = true;
-  for (std::size_t i = 0; i < N && ok; ++i) {
-    if (i != 0 && !part[i - 1]) continue;
-    const nd_geom& g = *a.t[i];
-    for (std::size_t j = 0, d = rank - g.rank; j < g.rank; ++j, ++d) {
-      const std::size_t e = g.ext[j];
-      if (e == 1 || e == ext[d]) continue;
-      if (ext[d] != 1) ok = false;
-      ext[d] = e;
-    }
-  }
-  std::size_t count = 0;
-  if (ok && checked_count(ext.data(), rank, count)) return shape(unchecked_t{}, ext.data(), rank);
+  // Several tensors: the one broadcast implementation, with the names.
   std::array<shape, N> shapes;
   std::array<const char*, N> names{};
   std::size_t k = 0;
@@ -228,6 +208,10 @@ void execute(const Op& op, const call_args<Op, T>& a, const shape& out, nd<T>& y
   });
 }
 
+/// The element type of an input view X (x's, for a call).
+template <class X>
+using x_value_t = std::remove_cv_t<element_t<const X&>>;
+
 /// x's element type for an operator: float, or double where it accepts one.
 template <class Op, class X, class Y>
 constexpr bool call_types_ok() {
@@ -255,7 +239,7 @@ template <class Op, class Y, class X, class... P>
 void call(const Op& op, Y&& y, const X& x, const P&... p) {
   static_assert(complete_operator<Op>, "lowbit: this operator does not declare the protocol's hooks (detail/driver.hpp)");
   if constexpr (call_types_ok<Op, X, Y>()) {
-    using T = std::remove_cv_t<element_t<const X&>>;
+    using T = x_value_t<X>;
     nd<T> yd = output_nd<T>(std::forward<Y>(y));
     read_args<Op, T>(
         [&](const call_args<Op, T>& a) {
@@ -273,7 +257,7 @@ shape call_output_shape(const Op& op, const X& x, const P&... p) {
   if constexpr (!call_types_ok<Op, X, void>()) {
     return shape{};
   } else {
-    using T = std::remove_cv_t<element_t<const X&>>;
+    using T = x_value_t<X>;
     return read_args<Op, T>(
         [&](const call_args<Op, T>& a) {
           const shape out = call_shape(op, a);
