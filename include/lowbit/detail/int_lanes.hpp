@@ -11,6 +11,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <type_traits>
 
 #include "../config.hpp"
 #include "simd.hpp"
@@ -69,7 +70,16 @@ template <class A>
 LOWBIT_ALWAYS_INLINE xsimd::batch<std::int32_t, A> iselect(
     const xsimd::batch_bool<std::int32_t, A>& m, const xsimd::batch<std::int32_t, A>& a,
     const xsimd::batch<std::int32_t, A>& b) noexcept {
-  return xsimd::select(m, a, b);
+#if XSIMD_WITH_AVX512F
+  // AVX-512: the blend itself. xsimd 8.1's avx512bw select instantiates its
+  // 8- and 16-bit blends for int32 lanes too, and at -O0 GCC defines those
+  // intrinsics as macros whose casts do not accept a batch: an -O0 build
+  // with -march=native on an AVX-512BW machine did not compile.
+  if constexpr (std::is_base_of_v<xsimd::avx512f, A>)
+    return xsimd::batch<std::int32_t, A>(_mm512_mask_blend_epi32(static_cast<__mmask16>(m), b, a));
+  else
+#endif
+    return xsimd::select(m, a, b);
 }
 LOWBIT_ALWAYS_INLINE std::int32_t igather(const std::int32_t* t, std::int32_t i) noexcept { return t[i]; }
 template <class A>
