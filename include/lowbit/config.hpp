@@ -56,10 +56,13 @@
 #define LOWBIT_ALWAYS_INLINE_LAMBDA __attribute__((always_inline))
 /// A rarely taken path kept out of the hot loop (fewer live registers there).
 #define LOWBIT_NOINLINE_COLD __attribute__((noinline, cold))
+/// A function compiled once and called, not inlined into each caller.
+#define LOWBIT_NOINLINE __attribute__((noinline))
 #else
 #define LOWBIT_ALWAYS_INLINE inline
 #define LOWBIT_ALWAYS_INLINE_LAMBDA
 #define LOWBIT_NOINLINE_COLD
+#define LOWBIT_NOINLINE
 #endif
 
 LOWBIT_BEGIN_NAMESPACE

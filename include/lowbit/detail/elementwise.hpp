@@ -384,21 +384,64 @@ LOWBIT_ALWAYS_INLINE element_index index_at(element_index base, std::size_t i) n
   return {base.first + i * static_cast<std::size_t>(base.step), base.step};
 }
 
+/// The scalar operands of a piece: parameter I of element i is `p[I][i]`
+/// when `vary[I]`, else the constant `s[I]`. Passed by value, so that the
+/// loops' own copies of the parameters never have their address taken (a
+/// vector store may alias any memory: they would be reloaded after each).
+template <class T, std::size_t NP>
+struct scalar_operands {
+  std::array<const T*, NP> p{};
+  std::array<T, NP> s{};
+  std::array<bool, NP> vary{};
+};
+
 /**
- * The kernel loop: `y[i] = k(x[i], params...)` over a piece. With `simd`,
- * whole batches first, then the scalar tail (the same kernel template at
- * `V = T`); without, all scalar. `Loaded` says whether the parameters are
- * read from `p` (a loaded piece) or are the constants `s`.
- *
- * Only two variants exist per kernel (run_piece below picks one at run
- * time), so that a call site instantiates each kernel twice, not once per
- * combination of constant and loaded parameters. In a loaded piece, each
- * parameter is loaded or splatted as `vary` says: a branch per batch that
- * is always predicted, next to a division.
+ * The scalar loop: `y[i] = k(x[i], params...)` for i in [b, e), element 0's
+ * position `ix`. One out-of-line copy per kernel serves every scalar
+ * element of every piece: the peel before streaming stores, the tail after
+ * the batches, and the whole piece on the scalar path. Inlined into each of
+ * those places it was most of a call's object code (and compile time).
  */
-template <bool Loaded, class K, class T, std::size_t NP, std::size_t... I>
+template <class K, class T, std::size_t NP, std::size_t... I>
+LOWBIT_NOINLINE void run_scalar(const K& kernel, const T* x, T* y, std::size_t b, std::size_t e, element_index ix,
+                                scalar_operands<T, NP> ops, std::index_sequence<I...>) {
+  const K k = kernel;
+  const std::array<const T*, NP> p{(ops.vary[I] ? ops.p[I] : &ops.s[I])...};
+  const std::array<std::size_t, NP> st{std::size_t(ops.vary[I])...};
+  for (std::size_t i = b; i < e; ++i) {
+#if !defined(LOWBIT_DETAIL_SCALAR_MAY_VECTORIZE)
+    no_vectorize(i);
+#endif
+    y[i] = call_kernel(k, index_at(ix, i), x[i], p[I][i * st[I]]...);
+  }
+}
+
+/// Streaming stores need y aligned to the batch: the scalar elements before
+/// the first aligned batch (0 without streaming or SIMD).
+template <class T>
+LOWBIT_ALWAYS_INLINE std::size_t stream_peel(bool stream, const T* y, std::size_t n) noexcept {
+  using B = batch<T>;
+  const auto addr = reinterpret_cast<std::uintptr_t>(y);
+  return stream ? std::min(n, (sizeof(B) - addr % sizeof(B)) % sizeof(B) / sizeof(T)) : std::size_t(0);
+}
+
+/**
+ * The kernel loops: `y[i] = k(x[i], params...)` over a piece. With `simd`,
+ * whole batches, the scalar elements before (a peel) and after them (the
+ * tail) on run_scalar; without, run_scalar alone. Each kernel is inlined
+ * into two batch loops, and into nothing else:
+ *
+ * - the row loop, for a piece whose parameters are constant along each row:
+ *   a constant piece (one row, every parameter splatted) or row mode. Only
+ *   the parameters that change between rows are read and broadcast again,
+ *   by pointer steps; the per-row cost is most of a short row's;
+ * - the loaded loop, for a piece with a parameter array along it: each
+ *   parameter is loaded or splatted as `vary` says, a branch per batch that
+ *   is always predicted, next to a division.
+ */
+template <class K, class T, std::size_t NP, std::size_t... I>
 LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& kernel, const piece<T, NP>& pc, bool simd,
-                                         std::index_sequence<I...>) {
+                                         std::index_sequence<I...> seq) {
   using B = batch<T>;
   constexpr std::size_t L = B::size;
   // Local copies of everything the loops read: a vector store may alias any
@@ -406,95 +449,71 @@ LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& kernel, const piece<T, NP>& pc
   // references were reloaded after every store (the count, the kernel's
   // flags), a load and a compare per batch.
   const K k = kernel;
-  const std::size_t n = pc.n, rows = pc.rows, cols = pc.cols;
   const T* x = pc.x;
   T* y = pc.y;
   const element_index ix = pc.index;
-  std::size_t i = 0;
-  if constexpr (Loaded) {
-    if (rows != 0) {
-      // Each row's parameters: only those that change along the rows are
-      // read and broadcast again (per-channel: the scale alone), by pointer
-      // steps; the per-row cost is most of a short row's.
+  // Streaming stores: never in row mode (the engine does not ask for them).
+  const bool stream = simd && pc.stream && !(pc.loaded && pc.rows != 0) &&
+                      reinterpret_cast<std::uintptr_t>(y) % sizeof(T) == 0;
+  auto put = [&](T* at, const B& r) LOWBIT_ALWAYS_INLINE_LAMBDA {
+    if (stream)
+      detail::store_stream(at, r);
+    else
+      detail::store(at, r);
+  };
+  if (!pc.loaded || pc.rows != 0) {
+    const bool rows_mode = pc.loaded;
+    const std::size_t rows = rows_mode ? pc.rows : 1, cols = rows_mode ? pc.cols : pc.n;
+    const std::array<std::ptrdiff_t, NP> rstep{(rows_mode ? pc.row_stride[I] : 0)...};
+    // Every row's batches first, then every row's scalar elements: a call
+    // inside the batch loop's row loop would make the compiler spill and
+    // rebuild the broadcast parameters and constants around it, every row.
+    // Streaming stores come with a constant piece only (one row); the peel
+    // and the tail then start at the same columns in every row.
+    const std::size_t peel = simd ? stream_peel(stream, y, cols) : std::size_t(0);
+    const std::size_t body_end = simd ? peel + (cols - peel) / L * L : std::size_t(0);
+    if (peel != 0) run_scalar(kernel, x, y, 0, peel, ix, scalar_operands<T, NP>{{}, {pc.s[I]...}, {}}, seq);
+    if (body_end > peel) {
       std::array<const T*, NP> rp = pc.p;
-      std::array<T, NP> rs{*rp[I]...};
-      std::array<B, NP> rb{B(rs[I])...};
-      const std::array<std::ptrdiff_t, NP> rstep = pc.row_stride;
+      std::array<B, NP> rb{B(rows_mode ? *rp[I] : pc.s[I])...};
       for (std::size_t r = 0; r < rows; ++r) {
-        if (r != 0)
-          ((rstep[I] != 0 ? (void)(rp[I] += rstep[I], rs[I] = *rp[I], rb[I] = B(rs[I])) : (void)0), ...);
+        if (r != 0) ((rstep[I] != 0 ? (void)(rp[I] += rstep[I], rb[I] = B(*rp[I])) : (void)0), ...);
         const T* xr = x + r * cols;
         T* yr = y + r * cols;
-        std::size_t c = 0;
-        if (simd) {
-          for (; c + L <= cols; c += L)
-            detail::store(yr + c, call_kernel(k, index_at(ix, r * cols + c), load<B>(xr + c), rb[I]...));
-        }
-        for (; c < cols; ++c) {
-          no_vectorize(c);
-          yr[c] = call_kernel(k, index_at(ix, r * cols + c), xr[c], rs[I]...);
-        }
+        for (std::size_t c = peel; c < body_end; c += L)
+          put(yr + c, call_kernel(k, index_at(ix, r * cols + c), load<B>(xr + c), rb[I]...));
       }
-      return;
+      if (stream) stream_fence();
     }
+    if (body_end < cols) {
+      std::array<const T*, NP> rp = pc.p;
+      for (std::size_t r = 0; r < rows; ++r) {
+        if (r != 0) ((rp[I] += rstep[I]), ...);
+        run_scalar(kernel, x + r * cols, y + r * cols, body_end, cols, index_at(ix, r * cols),
+                   scalar_operands<T, NP>{{}, {(rows_mode ? *rp[I] : pc.s[I])...}, {}}, seq);
+      }
+    }
+    return;
   }
-  // The kernel at element i, scalar or batch; parameters loaded or splatted.
+  const std::size_t n = pc.n;
   const std::array<const T*, NP> p = pc.p;
   const std::array<bool, NP> v = pc.vary;
   const std::array<T, NP> ss = pc.s;
-  auto at = [&](auto lanes, std::size_t i) LOWBIT_ALWAYS_INLINE_LAMBDA {
-    using V = typename decltype(lanes)::type;
-    const V xv = load<V>(x + i);
-    if constexpr (Loaded)
-      return call_kernel(k, index_at(ix, i), xv, (v[I] ? load<V>(p[I] + i) : splat<V>(ss[I]))...);
-    else
-      return call_kernel(k, index_at(ix, i), xv, splat<V>(ss[I])...);
-  };
-  using scalar_t = std::type_identity<T>;
-  using batch_t = std::type_identity<B>;
-  // Streaming stores need y aligned to the batch: scalar steps up to it.
-  const auto addr = reinterpret_cast<std::uintptr_t>(y);
-  const bool stream = simd && pc.stream && addr % sizeof(T) == 0;
-  const std::size_t peel =
-      stream ? std::min(n, (sizeof(B) - addr % sizeof(B)) % sizeof(B) / sizeof(T)) : std::size_t(0);
-#if defined(LOWBIT_DETAIL_SCALAR_MAY_VECTORIZE)
-  // Tests only: a plain loop for the scalar path, which the compiler can
-  // vectorise (it does not vectorise the shared loop below, nested in two
-  // phases), so that the exhaustive sweeps' scalar side runs at SIMD speed.
-  if (!simd) {
-    for (; i < n; ++i) y[i] = at(scalar_t{}, i);
-    return;
-  }
-#endif
-  // One scalar loop (compiled once) serves the peel, the tail and the
-  // scalar path; the SIMD body runs between its two phases.
-  std::size_t stop = simd ? peel : n;
-  for (bool body_done = !simd;;) {
-    for (; i < stop; ++i) {
-      no_vectorize(i);
-      y[i] = at(scalar_t{}, i);
-    }
-    if (body_done) break;
-    body_done = true;
-    for (; i + L <= n; i += L) {
-      const B r = at(batch_t{}, i);
-      if (stream)
-        detail::store_stream(y + i, r);
-      else
-        detail::store(y + i, r);
-    }
+  std::size_t i = 0;
+  if (simd) {
+    if (const std::size_t peel = stream_peel(stream, y, n); peel != 0)
+      run_scalar(kernel, x, y, 0, i = peel, ix, scalar_operands<T, NP>{p, ss, v}, seq);
+    for (; i + L <= n; i += L)
+      put(y + i, call_kernel(k, index_at(ix, i), load<B>(x + i), (v[I] ? load<B>(p[I] + i) : B(ss[I]))...));
     if (stream) stream_fence();
-    stop = n;
   }
+  if (i < n) run_scalar(kernel, x, y, i, n, ix, scalar_operands<T, NP>{p, ss, v}, seq);
 }
 
-/// Runs kernel k over the piece: the loaded or the constant variant.
+/// Runs kernel k over the piece (run_piece_impl).
 template <class K, class T, std::size_t NP>
 void run_piece(const K& k, const piece<T, NP>& pc, bool simd) {
-  if (pc.loaded)
-    run_piece_impl<true>(k, pc, simd, std::make_index_sequence<NP>{});
-  else
-    run_piece_impl<false>(k, pc, simd, std::make_index_sequence<NP>{});
+  run_piece_impl(k, pc, simd, std::make_index_sequence<NP>{});
 }
 
 /// How one operand is read across a tile of `rows` x `cols` elements.
