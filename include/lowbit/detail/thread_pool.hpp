@@ -9,15 +9,25 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <cstddef>
-#include <functional>
-#include <mutex>
 #include <string>
-#include <system_error>
-#include <thread>
 #include <vector>
+
+// std::thread, std::mutex and the steady clock. With libstdc++, the headers
+// that define just these: <thread>, <mutex> and <chrono> bring jthread,
+// stop tokens, timed mutexes and the C++20 calendar, and cost every
+// translation unit that includes lowbit about 0.3 s of parsing
+// (docs/performance.md, "Compile time").
+#if defined(__GLIBCXX__) && __has_include(<bits/std_thread.h>) && __has_include(<bits/std_mutex.h>) && \
+    __has_include(<bits/chrono.h>)
+#include <bits/chrono.h>
+#include <bits/std_mutex.h>
+#include <bits/std_thread.h>
+#else
+#include <chrono>
+#include <mutex>
+#include <thread>
+#endif
 
 #include "../config.hpp"
 #include "../error.hpp"
@@ -41,8 +51,8 @@ inline void spin_pause() noexcept {
 }
 
 /**
- * The pool's threads spin for a while before they block. Blocking on a
- * condition variable alone costs a wake-up per call (a futex, and on a
+ * The pool's threads spin for a while before they block. Blocking alone
+ * costs a wake-up per call (a futex, and on a
  * virtual machine an interrupt to a halted virtual CPU), which can outweigh
  * the work of a part of a few million elements; spinning threads take the
  * next part without one (docs/performance.md, "Threads").
@@ -63,57 +73,67 @@ class thread_pool {
    * is busy (a concurrent or nested call) or no thread can be started, the
    * calling thread does all the work. `task` must not throw.
    *
-   * The state is guarded by the mutex; the atomics only tell a spinning
-   * thread when to look (work published, every part done).
+   * The state is guarded by the mutex. Threads that find nothing to do
+   * spin, then block on an atomic (C++20 wait/notify): `work_epoch_`
+   * changes, under the mutex, whenever work is published or the pool
+   * stops; `done_count_` reaches n when every part is done. A waiter reads
+   * the atomic under the mutex before it releases it, so no change is
+   * missed.
    */
   void run(std::size_t n, const std::function<void(std::size_t)>& task) {
-    std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
-    if (!busy.owns_lock() || !grow(n - 1)) {
-      for (std::size_t i = 0; i < n; ++i) task(i);
-      return;
-    }
-    std::unique_lock<std::mutex> lk(m_);
+    if (!busy_.try_lock()) return run_here(n, task);
+    const std::lock_guard<std::mutex> busy(busy_, std::adopt_lock);
+    if (!grow(n - 1)) return run_here(n, task);
+    m_.lock();
     task_ = &task;
     n_ = n;
     next_ = 0;
     done_ = 0;
     done_count_.store(0, std::memory_order_relaxed);
+    // The epoch first: a worker that sees has_work_ while spinning finds
+    // the epoch already moved and does not block.
+    work_epoch_.fetch_add(1, std::memory_order_release);
     has_work_.store(true, std::memory_order_release);
-    work_cv_.notify_all();
+    work_epoch_.notify_all();
     while (next_ < n_) {
       const std::size_t i = next_++;
       if (next_ == n_) has_work_.store(false, std::memory_order_relaxed);
-      lk.unlock();
+      m_.unlock();
       task(i);
-      lk.lock();
+      m_.lock();
       ++done_;
     }
     if (done_ != n_) {
-      lk.unlock();
+      m_.unlock();
       spin_until([&] { return done_count_.load(std::memory_order_acquire) == n; }, caller_spin);
-      lk.lock();
-      done_cv_.wait(lk, [&] { return done_ == n_; });
+      for (std::size_t d; (d = done_count_.load(std::memory_order_acquire)) != n;) done_count_.wait(d);
+      m_.lock();
     }
     n_ = 0;
     next_ = 0;
     task_ = nullptr;
+    m_.unlock();
   }
 
   thread_pool(const thread_pool&) = delete;
   thread_pool& operator=(const thread_pool&) = delete;
 
   ~thread_pool() {
-    {
-      std::lock_guard<std::mutex> lk(m_);
-      stop_ = true;
-    }
+    m_.lock();
+    stop_ = true;
     stop_flag_.store(true, std::memory_order_release);
-    work_cv_.notify_all();
+    work_epoch_.fetch_add(1, std::memory_order_release);
+    m_.unlock();
+    work_epoch_.notify_all();
     for (std::thread& t : workers_) t.join();
   }
 
  private:
   thread_pool() = default;
+
+  static void run_here(std::size_t n, const std::function<void(std::size_t)>& task) {
+    for (std::size_t i = 0; i < n; ++i) task(i);
+  }
 
   /// Spins until pred() or `limit` has passed.
   template <class Pred>
@@ -130,47 +150,50 @@ class thread_pool {
   bool grow(std::size_t count) {
     try {
       while (workers_.size() < count) workers_.emplace_back([this] { work(); });
-    } catch (const std::system_error&) {
+    } catch (...) {  // std::system_error: no thread could be started
       return !workers_.empty() || count == 0;
     }
     return true;
   }
 
   void work() {
-    std::unique_lock<std::mutex> lk(m_);
+    m_.lock();
     for (;;) {
       if (!(stop_ || next_ < n_)) {
-        // Spin a while for the next call before blocking.
-        lk.unlock();
+        // Spin a while for the next call, then block until the epoch moves.
+        const unsigned epoch = work_epoch_.load(std::memory_order_acquire);
+        m_.unlock();
         spin_until([&] {
           return has_work_.load(std::memory_order_acquire) || stop_flag_.load(std::memory_order_acquire);
         }, worker_spin);
-        lk.lock();
-        work_cv_.wait(lk, [&] { return stop_ || next_ < n_; });
+        work_epoch_.wait(epoch, std::memory_order_acquire);
+        m_.lock();
+        continue;
       }
-      if (stop_) return;
+      if (stop_) break;
       const std::size_t i = next_++;
       if (next_ == n_) has_work_.store(false, std::memory_order_relaxed);
       const std::function<void(std::size_t)>* t = task_;
-      lk.unlock();
+      m_.unlock();
       (*t)(i);
-      lk.lock();
+      m_.lock();
       ++done_;
       // The caller counts its own parts under the lock; this counter tells
-      // a spinning caller that the workers' parts are done.
+      // a waiting caller that the workers' parts are done.
       done_count_.store(done_, std::memory_order_release);
-      if (done_ == n_) done_cv_.notify_all();
+      if (done_ == n_) done_count_.notify_all();
     }
+    m_.unlock();
   }
 
   std::mutex busy_;  // held by the call that owns the pool
   std::mutex m_;     // guards everything below but the atomics
-  std::condition_variable work_cv_, done_cv_;
   std::vector<std::thread> workers_;
   const std::function<void(std::size_t)>* task_ = nullptr;
   std::size_t n_ = 0, next_ = 0, done_ = 0;
   bool stop_ = false;
   std::atomic<bool> has_work_{false}, stop_flag_{false};
+  std::atomic<unsigned> work_epoch_{0};
   std::atomic<std::size_t> done_count_{0};
 };
 
