@@ -535,3 +535,57 @@ TEST_CASE("shapes are checked before values, and a broadcast view's value once",
                                             strided_view<float>(y.data(), {3, 1})),
                       lowbit_test::contains_substring("bitwidth[0, 0] = 0.5 is invalid"));
 }
+
+// ---- bit widths that vary, some of them 1 (bipolar) ------------------------------
+
+// Every element equals a one-element call with its own scalar parameters
+// (which takes the plain or the bipolar kernel, never the mixed path), on
+// the SIMD and the scalar path: per-channel bit widths over long rows (row
+// mode), per-element bit widths over several chunks, and in place.
+template <semantics S>
+void mixed_bipolar_case(rounding_mode m, bool simd) {
+  const lowbit::int_quant<S> op{.is_signed = true, .rounding = m};
+  const lowbit::detail::simd_scope path(simd);
+  auto one = [&](float x, float s, float b) {
+    float y = -1.0f;
+    op(std::span<const float>(&x, 1), s, 0.5f, b, std::span<float>(&y, 1));
+    return y;
+  };
+  {  // per channel, rows of 300: row mode
+    const std::size_t C = 8, W = 300;
+    const std::vector<float> x = lowbit_test::mixed_values<float>(C * W, 21);
+    const std::vector<float> bw{1, 8, 1, 4, 2, 1, 8, 3}, sc{0.5f, 0.25f, 3.0f, 0.1f, 1.0f, 0.7f, 2.0f, 0.05f};
+    std::vector<float> y(C * W);
+    op(strided_view<const float>(x.data(), {C, W}), strided_view<const float>(sc.data(), {C, 1}), 0.5f,
+       strided_view<const float>(bw.data(), {C, 1}), strided_view<float>(y.data(), {C, W}));
+    for (std::size_t c = 0; c < C; ++c)
+      for (std::size_t w = 0; w < W; ++w) {
+        INFO("channel " << c << " column " << w << " x " << show(x[c * W + w]));
+        REQUIRE(bits(y[c * W + w]) == bits(one(x[c * W + w], sc[c], bw[c])));
+      }
+  }
+  {  // per element, three chunks and a tail; then in place
+    const std::size_t N = 3 * 512 + 37;
+    std::vector<float> x = lowbit_test::mixed_values<float>(N, 22), bw(N), sc(N), y(N);
+    for (std::size_t i = 0; i < N; ++i) {
+      bw[i] = i % 3 == 0 ? 1.0f : i % 3 == 1 ? 8.0f : 3.0f;
+      sc[i] = 0.05f + 0.01f * static_cast<float>(i % 17);
+    }
+    op(x, sc, 0.5f, bw, y);
+    for (std::size_t i = 0; i < N; ++i) {
+      INFO("element " << i << " x " << show(x[i]));
+      REQUIRE(bits(y[i]) == bits(one(x[i], sc[i], bw[i])));
+    }
+    op(x, sc, 0.5f, bw, x);
+    require_same_bits(x, y);
+  }
+}
+
+TEST_CASE("bit widths that vary, some bipolar: each element as if alone", "[int_quant][bipolar]") {
+  for (rounding_mode m : lowbit::all_rounding_modes)
+    for (bool simd : {true, false}) {
+      INFO("mode " << lowbit::to_string(m) << " simd " << simd);
+      mixed_bipolar_case<semantics::reference>(m, simd);
+      mixed_bipolar_case<semantics::exact>(m, simd);
+    }
+}

@@ -7,8 +7,10 @@
 #ifndef LOWBIT_INT_QUANT_HPP
 #define LOWBIT_INT_QUANT_HPP
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <tuple>
@@ -69,18 +71,6 @@ struct int_quant_bipolar_kernel {
       if constexpr (St == stage::code) return q;
       else return dequantize(q, scale, zp);
     }
-  }
-};
-
-/// Per-element bit widths: bipolar where the bipolar flag is set.
-template <semantics S, rounding_mode M, stage St = stage::fake>
-struct int_quant_mixed_kernel {
-  template <class V>
-  LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V lo, V hi, V bip) const noexcept {
-    using T = lane_t<V>;
-    const V a = int_quant_kernel<S, M, St>{}(x, scale, zp, lo, hi, bip);
-    const V b = int_quant_bipolar_kernel<S, St>{}(x, scale, zp, lo, hi, bip);
-    return detail::select(bip > V(T(0)), b, a);
   }
 };
 
@@ -268,16 +258,68 @@ struct int_quant {
       if (piece_bipolar) return detail::run_piece(detail::int_quant_bipolar_kernel<S, St>{}, pc, simd);
       detail::with_rounding_mode(mode, [&](auto mc) {
         constexpr rounding_mode M = decltype(mc)::value;
+        // A constant power-of-two scale: multiply by its exact reciprocal
+        // (the same result on every input; the scalar path keeps dividing,
+        // so the SIMD-vs-scalar tests check this path too).
+        const detail::int_quant_kernel<S, M, St> k{
+            detail::scale_divider::for_scale(pc.s[scale_k], simd && !pc.vary[scale_k])};
         if (bits_vary && any_bipolar)
-          detail::run_piece(detail::int_quant_mixed_kernel<S, M, St>{}, pc, simd);
+          run_mixed<St>(k, pc, simd);
         else
-          // A constant power-of-two scale: multiply by its exact reciprocal
-          // (the same result on every input; the scalar path keeps dividing,
-          // so the SIMD-vs-scalar tests check this path too).
-          detail::run_piece(detail::int_quant_kernel<S, M, St>{detail::scale_divider::for_scale(
-                                pc.s[scale_k], simd && !pc.vary[scale_k])},
-                            pc, simd);
+          detail::run_piece(k, pc, simd);
       });
+    }
+
+    /**
+     * Bit widths that vary over the piece, some of them 1 (bipolar): with
+     * the kernels every call has anyway, not a third kernel per rounding
+     * mode. In row mode each row is one constant piece, bipolar or not;
+     * otherwise, a chunk at a time, every element through kernel k and then
+     * the bipolar ones again through the bipolar kernel (scalar: the same
+     * bits), from a copy of x (y may be x).
+     */
+    template <detail::stage St, class K>
+    void run_mixed(const K& k, const detail::piece<T, operands::size>& pc, bool simd) const {
+      constexpr std::size_t NP = operands::size, bipolar_k = operands::index<"bipolar">;
+      const detail::int_quant_bipolar_kernel<S, St> bk{};
+      if (pc.rows != 0) {
+        for (std::size_t r = 0; r < pc.rows; ++r) {
+          detail::piece<T, NP> row;
+          row.x = pc.x + r * pc.cols;
+          row.y = pc.y + r * pc.cols;
+          row.n = pc.cols;
+          row.index = detail::index_at(pc.index, r * pc.cols);
+          for (std::size_t i = 0; i < NP; ++i) {
+            row.p[i] = pc.p[i] + static_cast<std::ptrdiff_t>(r) * pc.row_stride[i];
+            row.s[i] = *row.p[i];
+          }
+          if (row.s[bipolar_k] != T(0))
+            detail::run_piece(bk, row, simd);
+          else
+            detail::run_piece(k, row, simd);
+        }
+        return;
+      }
+      alignas(64) T xs[detail::chunk_elems];
+      for (std::size_t c0 = 0; c0 < pc.n; c0 += detail::chunk_elems) {
+        const std::size_t m = std::min(detail::chunk_elems, pc.n - c0);
+        std::copy_n(pc.x + c0, m, xs);
+        detail::piece<T, NP> sub = pc;
+        sub.x = xs;
+        sub.y = pc.y + c0;
+        sub.n = m;
+        sub.stream = false;
+        sub.index = detail::index_at(pc.index, c0);
+        for (std::size_t i = 0; i < NP; ++i)
+          if (sub.vary[i]) sub.p[i] = pc.p[i] + c0;
+        detail::run_piece(k, sub, simd);
+        auto at = [&](std::size_t i, std::size_t j) { return sub.vary[i] ? sub.p[i][j] : sub.s[i]; };
+        using O = operands;
+        for (std::size_t j = 0; j < m; ++j)
+          if (at(bipolar_k, j) != T(0))
+            sub.y[j] = bk(xs[j], at(O::index<"scale">, j), at(O::index<"zeropt">, j), at(O::index<"lo">, j),
+                          at(O::index<"hi">, j), at(bipolar_k, j));
+      }
     }
   };
 };
