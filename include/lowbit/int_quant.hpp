@@ -273,53 +273,30 @@ struct int_quant {
     /**
      * Bit widths that vary over the piece, some of them 1 (bipolar): with
      * the kernels every call has anyway, not a third kernel per rounding
-     * mode. In row mode each row is one constant piece, bipolar or not;
-     * otherwise, a chunk at a time, every element through kernel k and then
-     * the bipolar ones again through the bipolar kernel (scalar: the same
-     * bits), from a copy of x (y may be x).
+     * mode. A chunk at a time (detail::for_each_chunk; a row-mode row is
+     * one constant chunk), every element through kernel k, or the bipolar
+     * kernel for a bipolar constant chunk, then the bipolar elements again
+     * through the bipolar kernel (scalar: the same bits), from a copy of x
+     * (y may be x).
      */
     template <detail::stage St, class K>
     void run_mixed(const K& k, const detail::piece<T, operands::size>& pc, bool simd) const {
-      constexpr std::size_t NP = operands::size, bipolar_k = operands::index<"bipolar">;
+      using O = operands;
+      constexpr std::size_t bipolar_k = O::index<"bipolar">;
       const detail::int_quant_bipolar_kernel<S, St> bk{};
-      if (pc.rows != 0) {
-        for (std::size_t r = 0; r < pc.rows; ++r) {
-          detail::piece<T, NP> row;
-          row.x = pc.x + r * pc.cols;
-          row.y = pc.y + r * pc.cols;
-          row.n = pc.cols;
-          row.index = detail::index_at(pc.index, r * pc.cols);
-          for (std::size_t i = 0; i < NP; ++i) {
-            row.p[i] = pc.p[i] + static_cast<std::ptrdiff_t>(r) * pc.row_stride[i];
-            row.s[i] = *row.p[i];
-          }
-          if (row.s[bipolar_k] != T(0))
-            detail::run_piece(bk, row, simd);
-          else
-            detail::run_piece(k, row, simd);
-        }
-        return;
-      }
       alignas(64) T xs[detail::chunk_elems];
-      for (std::size_t c0 = 0; c0 < pc.n; c0 += detail::chunk_elems) {
-        const std::size_t m = std::min(detail::chunk_elems, pc.n - c0);
-        std::copy_n(pc.x + c0, m, xs);
-        detail::piece<T, NP> sub = pc;
+      detail::for_each_chunk(pc, detail::chunk_elems, [&](const detail::piece<T, O::size>& c) {
+        if (!c.vary[bipolar_k]) return c.s[bipolar_k] != T(0) ? detail::run_piece(bk, c, simd) : detail::run_piece(k, c, simd);
+        std::copy_n(c.x, c.n, xs);
+        detail::piece<T, O::size> sub = c;
         sub.x = xs;
-        sub.y = pc.y + c0;
-        sub.n = m;
-        sub.stream = false;
-        sub.index = detail::index_at(pc.index, c0);
-        for (std::size_t i = 0; i < NP; ++i)
-          if (sub.vary[i]) sub.p[i] = pc.p[i] + c0;
         detail::run_piece(k, sub, simd);
-        auto at = [&](std::size_t i, std::size_t j) { return sub.vary[i] ? sub.p[i][j] : sub.s[i]; };
-        using O = operands;
-        for (std::size_t j = 0; j < m; ++j)
+        auto at = [&](std::size_t i, std::size_t j) { return c.vary[i] ? c.p[i][j] : c.s[i]; };
+        for (std::size_t j = 0; j < c.n; ++j)
           if (at(bipolar_k, j) != T(0))
-            sub.y[j] = bk(xs[j], at(O::index<"scale">, j), at(O::index<"zeropt">, j), at(O::index<"lo">, j),
-                          at(O::index<"hi">, j), at(bipolar_k, j));
-      }
+            c.y[j] = bk(xs[j], at(O::index<"scale">, j), at(O::index<"zeropt">, j), at(O::index<"lo">, j),
+                        at(O::index<"hi">, j), at(bipolar_k, j));
+      });
     }
   };
 };

@@ -516,6 +516,43 @@ void run_piece(const K& k, const piece<T, NP>& pc, bool simd) {
   run_piece_impl(k, pc, simd, std::make_index_sequence<NP>{});
 }
 
+/**
+ * Calls `f(c)` on consecutive flat pieces of at most `chunk` elements that
+ * together make up the piece `pc`, in order: a row-mode piece row by row
+ * (each row a constant piece), any other piece as it is, cut. For work done
+ * in several passes over a chunk while it is in cache. The chunks never
+ * stream their stores.
+ */
+template <class T, std::size_t NP, class F>
+void for_each_chunk(const piece<T, NP>& pc, std::size_t chunk, F&& f) {
+  const bool rows_mode = pc.loaded && pc.rows != 0;
+  const std::size_t rows = rows_mode ? pc.rows : 1, cols = rows_mode ? pc.cols : pc.n;
+  for (std::size_t r = 0; r < rows; ++r) {
+    piece<T, NP> row = pc;
+    row.rows = row.cols = 0;
+    row.row_stride = {};
+    row.stream = false;
+    if (rows_mode) {
+      for (std::size_t i = 0; i < NP; ++i) {
+        row.p[i] = pc.p[i] + static_cast<std::ptrdiff_t>(r) * pc.row_stride[i];
+        row.s[i] = *row.p[i];
+        row.vary[i] = false;
+      }
+      row.loaded = false;
+    }
+    for (std::size_t c0 = 0; c0 < cols; c0 += chunk) {
+      piece<T, NP> c = row;
+      c.x = pc.x + r * cols + c0;
+      c.y = pc.y + r * cols + c0;
+      c.n = std::min(chunk, cols - c0);
+      c.index = index_at(pc.index, r * cols + c0);
+      for (std::size_t i = 0; i < NP; ++i)
+        if (c.vary[i]) c.p[i] = row.p[i] + c0;
+      f(c);
+    }
+  }
+}
+
 /// How one operand is read across a tile of `rows` x `cols` elements.
 struct tile_access {
   std::ptrdiff_t row_stride = 0, col_stride = 0;
