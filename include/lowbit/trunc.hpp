@@ -159,6 +159,26 @@ struct trunc_scale_ref_kernel {
     e = (u >> 23) - (nd >> 31);
     return true;
   }
+  /**
+   * 1/t for a float batch on the fast path (fast_e), exact: 2^-k, which is
+   * 2^-127 (subnormal) for k = 127 and +0 for t = 2^128 = inf. Multiplying
+   * by it gives the bits of dividing by t for every dividend: the product
+   * y * 2^-k is the real y / 2^k rounded once, and y * +0 = y / inf (NaN for
+   * an infinite y either way). False when some lane is off the fast path.
+   *
+   * 2^-k is formed as 2^(128 - k) * 2^-1: the field 255 - e = 128 - k is
+   * in [0, 254], a normal power of two or +0, and the halving is exact
+   * (2^-127 is a float32 subnormal), which covers k = 127 and k = 128
+   * without a select.
+   */
+  template <class V>
+  LOWBIT_ALWAYS_INLINE static bool fast_inverse(V scale, V out_scale, V& inv) noexcept {
+    using I = int_lanes_t<V>;
+    I e;
+    if (!fast_e(scale, out_scale, e)) return false;
+    inv = V(bits_float(I((I(255) - e) << 23)) * V(0.5f));
+    return true;
+  }
   /// Every other batch, lane by lane, out of line.
   template <class V>
   LOWBIT_NOINLINE_COLD static V lanes(V scale, V out_scale) noexcept {
@@ -221,31 +241,54 @@ bool invert_powers_of_two(T* t, std::size_t n) noexcept {
 /// Trunc v2: y = rint(x/scale + zp); y = y / t; q = R(clamp(y));
 /// Y = (q - zp/t) * out_scale. Every step one rounding, never fused.
 /// The divider (a base) and `t_div` multiply when scale and t are powers of
-/// two with exact reciprocals (scale_divider); `t_inverse`: the t operand
-/// holds 1/t, exact (invert_powers_of_two).
+/// two with exact reciprocals (scale_divider).
 /// St: the whole operator, q only, or q (passed as x) to Y (detail::stage).
-template <semantics S, rounding_mode M, stage St = stage::fake>
+/// Inline (reference semantics, float, the SIMD path, t varying per
+/// element): the t operand is a dummy and each batch computes its own t (or
+/// 1/t) from scale and out_scale, as the pre-pass would
+/// (trunc_scale_ref_kernel), instead of reading a t tensor written by a pass
+/// of its own. A template parameter, not a flag: a run-time test would sit
+/// in every batch of the per-tensor kernel.
+template <semantics S, rounding_mode M, stage St = stage::fake, bool Inline = false>
 struct trunc_kernel : scale_divider {
   scale_divider t_div;
   /// The t operand holds 1/t, exact (invert_powers_of_two): multiply by it.
   bool t_inverse = false;
   template <class V>
-  LOWBIT_ALWAYS_INLINE V by_t(V v, V t) const noexcept {
-    if (t_inverse) return no_contract(V(v * t));
+  LOWBIT_ALWAYS_INLINE V by_t(V v, V t, bool inverse) const noexcept {
+    if (inverse) return no_contract(V(v * t));
     return t_div.divide(v, t);
   }
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V t, V out_scale, V lo, V hi) const noexcept {
-    if constexpr (St == stage::dequant) return dequantize(x, out_scale, by_t(zp, t));
+    if constexpr (Inline) {
+      static_assert(S == semantics::reference && std::is_same_v<lane_t<V>, float>);
+      using tk = trunc_scale_ref_kernel<float>;
+      if constexpr (is_batch_v<V>) {
+        V inv;
+        if (tk::fast_inverse(scale, out_scale, inv)) return apply(x, scale, zp, inv, true, out_scale, lo, hi);
+        // Off the fast path: t lane by lane (fast_e has already failed).
+        return apply(x, scale, zp, tk::lanes(scale, out_scale), false, out_scale, lo, hi);
+      } else {
+        return apply(x, scale, zp, tk{}(scale, out_scale), false, out_scale, lo, hi);
+      }
+    } else {
+      return apply(x, scale, zp, t, t_inverse, out_scale, lo, hi);
+    }
+  }
+  /// The operator with t (or 1/t when `inverse`) known.
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V apply(V x, V scale, V zp, V t, bool inverse, V out_scale, V lo, V hi) const noexcept {
+    if constexpr (St == stage::dequant) return dequantize(x, out_scale, by_t(zp, t, inverse));
     V y = scaled_input(*this, x, scale, zp);
     y = detail::rint(y);
-    y = by_t(y, t);
+    y = by_t(y, t, inverse);
     // Compare-and-replace in both semantics: QONNX's Trunc uses np.where
     // (y > max, y < min), so -0 passes an unsigned clamp as -0 (unlike
     // IntQuant's np.clip).
     const V q = round_integral<S, M>(clamp<semantics::exact>(y, lo, hi));
     if constexpr (St == stage::code) return q;
-    return dequantize(q, out_scale, by_t(zp, t));
+    return dequantize(q, out_scale, by_t(zp, t, inverse));
   }
 };
 
@@ -386,9 +429,10 @@ struct trunc {
                   "lowbit::trunc works on float and double tensors");
     std::array<const detail::nd<const T>*, operands::size> ops{};
     rounding_mode mode;
-    bool simd, t_inverse = false;
+    bool simd, t_inline = false, t_inverse = false;
     detail::derived_storage<T, 1> tst;
     detail::derived_storage<T, 2> lim;
+    T t_dummy = T(1);
     detail::nd<const T> t_d, lo_d, hi_d;
 
     static shape t_shape(const args<T>& a) {
@@ -402,10 +446,14 @@ struct trunc {
     state(const trunc& op, const args<T>& a, const shape& out, const shape& ts)
         : mode(op.rounding),
           simd(detail::simd_enabled()),
-          // t in a pass of its own, also for a t per output element: computing
-          // it inside the kernel instead (a kernel variant per mode) was slower
-          // once the pass multiplies by exact inverses (docs/performance.md).
-          tst(ts.count()),
+          // A t for every output element (a per-element scale or out_scale):
+          // the SIMD kernel computes each t where it uses it (trunc_kernel's
+          // Inline) rather than in a pass of its own over a t tensor, which it
+          // would read once. The scalar path keeps the pass, so the tests
+          // compare the two.
+          t_inline(S == semantics::reference && std::is_same_v<T, float> && simd && ts.count() > 1 &&
+                   ts.count() == out.count()),
+          tst(t_inline ? 0 : ts.count()),
           lim(a.template get<"out_bitwidth">().get_shape().count()) {
       const detail::nd<const T>& ss = a.template get<"scale">();
       const detail::nd<const T>& os = a.template get<"out_scale">();
@@ -424,10 +472,10 @@ struct trunc {
                                   " is invalid; expected a ratio whose nearest power of two 2^k is a finite "
                                   "nonzero value (ratio neither overflowing nor underflowing)");
           });
-      } else if (out.count() != 0 && ts.count() == 1) {
+      } else if (!t_inline && out.count() != 0 && ts.count() == 1) {
         // One (scale, out_scale) pair: the kernel's scalar path, directly.
         t[0] = detail::trunc_scale_ref_kernel<T>{}(ss.data[0], os.data[0]);
-      } else if (out.count() != 0) {
+      } else if (!t_inline && out.count() != 0) {  // with t_inline, no t tensor: a constant dummy operand
         // Never rejects: computed by the engine, a batch at a time.
         detail::nd<T> td;
         detail::set_row_major(td, ts.rank(), ts.begin());
@@ -449,11 +497,16 @@ struct trunc {
       });
       // The SIMD path multiplies by 1/t when every t allows it (the scalar
       // path keeps dividing, so the SIMD-vs-scalar tests compare the two).
-      t_inverse = simd && out.count() != 0 && detail::invert_powers_of_two(t, ts.count());
+      t_inverse = !t_inline && simd && out.count() != 0 && detail::invert_powers_of_two(t, ts.count());
       // The descriptors are filled in place (a geometry built elsewhere and
       // copied whole is reloaded as wide vectors: a store-forwarding stall).
-      detail::set_row_major(t_d, ts.rank(), ts.begin());
-      t_d.data = t;
+      if (t_inline) {
+        t_d.rank = 0;
+        t_d.data = &t_dummy;
+      } else {
+        detail::set_row_major(t_d, ts.rank(), ts.begin());
+        t_d.data = t;
+      }
       for (detail::nd_geom* g : {&lo_d, &hi_d}) detail::set_row_major(*g, ob.rank, ob.ext.data());
       lo_d.data = lim.arr[0];
       hi_d.data = lim.arr[1];
@@ -476,6 +529,9 @@ struct trunc {
       const D td = t_inverse ? D{} : D::for_scale(pc.s[t_k], simd_on && !pc.vary[t_k]);
       detail::with_rounding_mode(mode, [&](auto mc) {
         constexpr rounding_mode M = decltype(mc)::value;
+        if constexpr (S == semantics::reference && std::is_same_v<T, float>) {
+          if (t_inline) return detail::run_piece(detail::trunc_kernel<S, M, St, true>{sd, D{}, false}, pc, simd_on);
+        }
         detail::run_piece(detail::trunc_kernel<S, M, St>{sd, td, t_inverse}, pc, simd_on);
       });
     }
