@@ -286,7 +286,13 @@ struct int_quant {
       const detail::int_quant_bipolar_kernel<S, St> bk{};
       alignas(64) T xs[detail::chunk_elems];
       detail::for_each_chunk(pc, detail::chunk_elems, [&](const detail::piece<T, O::size>& c) {
-        if (!c.vary[bipolar_k]) return c.s[bipolar_k] != T(0) ? detail::run_piece(bk, c, simd) : detail::run_piece(k, c, simd);
+        if (!c.vary[bipolar_k]) {  // a constant chunk: bipolar or not throughout
+          if (c.s[bipolar_k] != T(0))
+            detail::run_piece(bk, c, simd);
+          else
+            detail::run_piece(k, c, simd);
+          return;
+        }
         std::copy_n(c.x, c.n, xs);
         detail::piece<T, O::size> sub = c;
         sub.x = xs;

@@ -11,8 +11,8 @@
 
 #include <cstddef>
 // std::function alone: with libstdc++, the header that defines just it
-// (<functional> adds the searchers, hash tables and more: about 0.15 s of
-// parsing in every translation unit).
+// (<functional> adds the searchers, hash tables and more, parsed by every
+// translation unit).
 #if defined(__GLIBCXX__) && __has_include(<bits/std_function.h>)
 #include <bits/std_function.h>
 #else

@@ -399,8 +399,8 @@ struct scalar_operands {
  * The scalar loop: `y[i] = k(x[i], params...)` for i in [b, e), element 0's
  * position `ix`. One out-of-line copy per kernel serves every scalar
  * element of every piece: the peel before streaming stores, the tail after
- * the batches, and the whole piece on the scalar path. Inlined into each of
- * those places it was most of a call's object code (and compile time).
+ * the batches, and the whole piece on the scalar path, so that a kernel is
+ * compiled into three loops, not six.
  */
 template <class K, class T, std::size_t NP, std::size_t... I>
 LOWBIT_NOINLINE void run_scalar(const K& kernel, const T* x, T* y, std::size_t b, std::size_t e, element_index ix,
@@ -519,9 +519,10 @@ void run_piece(const K& k, const piece<T, NP>& pc, bool simd) {
 /**
  * Calls `f(c)` on consecutive flat pieces of at most `chunk` elements that
  * together make up the piece `pc`, in order: a row-mode piece row by row
- * (each row a constant piece), any other piece as it is, cut. For work done
- * in several passes over a chunk while it is in cache. The chunks never
- * stream their stores.
+ * (each row a constant piece), any other piece as it is, cut: for an
+ * operator that handles a piece in steps over a buffer of `chunk` elements
+ * (IntQuant's mixed bipolar bit widths). The chunks never stream their
+ * stores.
  */
 template <class T, std::size_t NP, class F>
 void for_each_chunk(const piece<T, NP>& pc, std::size_t chunk, F&& f) {

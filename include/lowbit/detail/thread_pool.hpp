@@ -14,10 +14,9 @@
 #include <vector>
 
 // std::thread, std::mutex and the steady clock. With libstdc++, the headers
-// that define just these: <thread>, <mutex> and <chrono> bring jthread,
-// stop tokens, timed mutexes and the C++20 calendar, and cost every
-// translation unit that includes lowbit about 0.3 s of parsing
-// (docs/performance.md, "Compile time").
+// that define just these: <thread>, <mutex> and <chrono> also bring jthread,
+// stop tokens, timed mutexes and the C++20 calendar, parsed by every
+// translation unit that includes lowbit (docs/performance.md, "Compile time").
 #if defined(__GLIBCXX__) && __has_include(<bits/std_thread.h>) && __has_include(<bits/std_mutex.h>) && \
     __has_include(<bits/chrono.h>)
 #include <bits/chrono.h>
