@@ -2,6 +2,7 @@
 // Tests for include/lowbit/detail/elementwise.hpp: the helpers the
 // operators validate their arguments with.
 #include <lowbit/detail/elementwise.hpp>
+#include <lowbit/detail/int_lanes.hpp>
 
 #include <algorithm>
 #include <array>
@@ -96,6 +97,22 @@ struct write_index {
   }
 };
 
+/// y = x * p0 + p1, on two paths that differ by a marker: a batch with a
+/// negative lane is declined, and the scalar operator adds 0.25.
+struct decline_negative {
+  static constexpr bool may_decline = true;
+  template <class V>
+  V operator()(V x, V p0, V p1) const noexcept {
+    using T = lowbit::detail::lane_t<V>;
+    return x * p0 + p1 + T(0.25);
+  }
+  template <class B>
+  B try_batch(bool& ok, B x, B p0, B p1) const noexcept {
+    if (lowbit::detail::any_lane(x < B(0.0))) ok = false;
+    return x * p0 + p1;
+  }
+};
+
 /// y = x * p.
 struct mul {
   template <class V>
@@ -115,6 +132,16 @@ nd<E> view_of(E* p, const std::vector<std::size_t>& ext, const std::vector<std::
     d.str[r] = str[r];
   }
   return d;
+}
+
+/// Row-major strides (elements) of `ext`.
+std::vector<std::ptrdiff_t> row_major(const std::vector<std::size_t>& ext) {
+  std::vector<std::ptrdiff_t> str(ext.size());
+  for (std::size_t r = ext.size(), s = 1; r-- > 0;) {
+    str[r] = static_cast<std::ptrdiff_t>(s);
+    s *= ext[r];
+  }
+  return str;
 }
 
 /// The row-major positions of `ext`, each mapped to y's element offset.
@@ -170,16 +197,7 @@ TEST_CASE("Pieces carry each element's flat output position: 1 and 2 threads, SI
     for (std::size_t e : pt.pext) pn *= e;
     std::vector<double> p0(pn, 2.0);
     const double p1 = 3.0;
-    std::vector<std::ptrdiff_t> pstr(pt.pext.size());
-    for (std::size_t r = pt.pext.size(), s = 1; r-- > 0;) {
-      pstr[r] = static_cast<std::ptrdiff_t>(s);
-      s *= pt.pext[r];
-    }
-    std::vector<std::ptrdiff_t> xstr(pt.ext.size());
-    for (std::size_t r = pt.ext.size(), s = 1; r-- > 0;) {
-      xstr[r] = static_cast<std::ptrdiff_t>(s);
-      s *= pt.ext[r];
-    }
+    const std::vector<std::ptrdiff_t> pstr = row_major(pt.pext), xstr = row_major(pt.ext);
     const nd<const double> xd = view_of<const double>(x.data(), pt.ext, xstr);
     const nd<const double> pd = view_of<const double>(p0.data(), pt.pext, pstr);
     nd<const double> sd;
@@ -190,19 +208,102 @@ TEST_CASE("Pieces carry each element's flat output position: 1 and 2 threads, SI
     const auto plan = lowbit::detail::make_engine_plan<2>(out, xd, {&pd, &sd}, yd);
     for (unsigned threads : {1u, 2u}) {
       for (bool simd : {true, false}) {
-        CAPTURE(pt.name, threads, simd);
-        lowbit::execution ex;
-        ex.threads = threads;
-        ex.min_elements_per_thread = 1 << 16;
-        std::fill(ybuf.begin(), ybuf.end(), -1.0);
-        lowbit::detail::elementwise(plan, x.data(), std::array<const double*, 2>{p0.data(), &p1}, yd.data,
+        for (bool compact : {false, true}) {
+          CAPTURE(pt.name, threads, simd, compact);
+          lowbit::execution ex;
+          ex.threads = threads;
+          ex.min_elements_per_thread = 1 << 16;
+          std::fill(ybuf.begin(), ybuf.end(), -1.0);
+          lowbit::detail::elementwise(plan, x.data(), std::array<const double*, 2>{p0.data(), &p1}, yd.data,
+                                      [&](const lowbit::detail::piece<double, 2>& pc) {
+                                        if (compact)
+                                          lowbit::detail::run_piece_compact(write_index{}, pc, simd);
+                                        else
+                                          lowbit::detail::run_piece(write_index{}, pc, simd);
+                                      },
+                                      ex);
+          std::size_t bad = 0;
+          for (std::size_t f = 0; f < n; ++f) bad += ybuf[static_cast<std::size_t>(yo[f] - lo)] != double(f);
+          CHECK(bad == 0);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("A declining kernel's declined batches are computed on the scalar path, every piece kind",
+          "[elementwise][decline]") {
+  struct pattern {
+    const char* name;
+    std::vector<std::size_t> ext;
+    std::vector<std::size_t> pext;  // parameter 0's extents
+  };
+  const std::vector<pattern> patterns = {
+      {"flat per-tensor", {1000}, {}},
+      {"flat per-element", {1000}, {1000}},
+      {"per-channel short rows (row mode)", {37, 40}, {37, 1}},
+      {"per-channel long rows", {5, 700}, {5, 1}},
+      {"per-column (buffered parameter)", {9, 24}, {24}},
+  };
+  for (const pattern& pt : patterns) {
+    std::size_t n = 1;
+    for (std::size_t e : pt.ext) n *= e;
+    // x = +-f: negative at isolated positions, at a run of 40 (several
+    // declined batches in a row, across row ends) and at the last element.
+    std::vector<double> x(n);
+    for (std::size_t f = 0; f < n; ++f) {
+      const bool neg = f % 97 == 5 || (f >= 200 && f < 240) || f + 1 == n;
+      x[f] = neg ? -double(f) : double(f);
+    }
+    std::size_t pn = 1;
+    for (std::size_t e : pt.pext) pn *= e;
+    std::vector<double> p0(pn);
+    for (std::size_t i = 0; i < pn; ++i) p0[i] = 2.0 + double(i % 5);
+    const double p1 = 3.0;
+    const std::vector<std::ptrdiff_t> pstr = row_major(pt.pext), xstr = row_major(pt.ext);
+    // p0 at each output position (numpy broadcasting), for the expected values.
+    const std::vector<std::ptrdiff_t> po = offsets(pt.ext, [&] {
+      std::vector<std::ptrdiff_t> st(pt.ext.size(), 0);
+      for (std::size_t r = 0; r < pt.pext.size(); ++r) {
+        const std::size_t d = pt.ext.size() - pt.pext.size() + r;
+        st[d] = pt.pext[r] == 1 ? 0 : pstr[r];
+      }
+      return st;
+    }());
+    std::vector<double> y(n);
+    const nd<const double> xd = view_of<const double>(x.data(), pt.ext, xstr);
+    const nd<const double> pd = view_of<const double>(p0.data(), pt.pext, pstr);
+    nd<const double> sd;
+    sd.rank = 0;
+    sd.data = &p1;
+    const nd<double> yd = view_of<double>(y.data(), pt.ext, xstr);
+    const lowbit::shape out(pt.ext.begin(), pt.ext.end());
+    const auto plan = lowbit::detail::make_engine_plan<2>(out, xd, {&pd, &sd}, yd);
+    for (bool simd : {true, false}) {
+      for (bool compact : {false, true}) {
+        CAPTURE(pt.name, simd, compact);
+        std::fill(y.begin(), y.end(), -1.0);
+        lowbit::detail::elementwise(plan, x.data(), std::array<const double*, 2>{p0.data(), &p1}, y.data(),
                                     [&](const lowbit::detail::piece<double, 2>& pc) {
-                                      lowbit::detail::run_piece(write_index{}, pc, simd);
+                                      if (compact)
+                                        lowbit::detail::run_piece_compact(decline_negative{}, pc, simd);
+                                      else
+                                        lowbit::detail::run_piece(decline_negative{}, pc, simd);
                                     },
-                                    ex);
-        std::size_t bad = 0;
-        for (std::size_t f = 0; f < n; ++f) bad += ybuf[static_cast<std::size_t>(yo[f] - lo)] != double(f);
+                                    lowbit::execution{});
+        std::size_t bad = 0, scalar = 0, unmarked_negative = 0;
+        for (std::size_t f = 0; f < n; ++f) {
+          const double base = x[f] * p0[static_cast<std::size_t>(po[f])] + p1;
+          bad += y[f] != base && y[f] != base + 0.25;
+          scalar += y[f] == base + 0.25;
+          unmarked_negative += x[f] < 0 && y[f] != base + 0.25;
+        }
         CHECK(bad == 0);
+        CHECK(unmarked_negative == 0);
+        if (simd)
+          CHECK(scalar < n / 2);  // most batches were not declined
+        else
+          CHECK(scalar == n);
       }
     }
   }

@@ -379,6 +379,31 @@ LOWBIT_ALWAYS_INLINE V call_kernel(const K& k, element_index idx, V x, P... p) n
     return (void)idx, k(x, p...);
 }
 
+/**
+ * A kernel that handles only some batches declares `static constexpr bool
+ * may_decline = true` and has, beside its ordinary operator (which must
+ * handle every element), `B try_batch(bool& ok, B x, B params...)`: it sets
+ * `ok` false to decline a batch (the result is then ignored and nothing is
+ * stored), and the runner computes that batch's elements on the scalar
+ * loop. This keeps a rare, long path (FloatQuant's inputs near the top of a
+ * binade) out of the batch loops, so that each mode's kernel is compiled
+ * without it, and without a call inside the loop.
+ */
+template <class K>
+concept declining_kernel = requires { requires K::may_decline; };
+
+/// One batch at position `idx`: `ok` is left true unless a declining
+/// kernel declines it.
+template <class K, class B, class... P>
+LOWBIT_ALWAYS_INLINE B call_batch(const K& k, bool& ok, element_index idx, B x, P... p) noexcept {
+  if constexpr (declining_kernel<K>) {
+    static_assert(!index_aware_kernel<K>, "a declining kernel is not index-aware (not needed yet)");
+    return (void)idx, k.try_batch(ok, x, p...);
+  } else {
+    return (void)ok, call_kernel(k, idx, x, p...);
+  }
+}
+
 /// The index of element i of a piece whose element 0 is at `base`.
 LOWBIT_ALWAYS_INLINE element_index index_at(element_index base, std::size_t i) noexcept {
   return {base.first + i * static_cast<std::size_t>(base.step), base.step};
@@ -439,7 +464,7 @@ LOWBIT_ALWAYS_INLINE std::size_t stream_peel(bool stream, const T* y, std::size_
  *   parameter is loaded or splatted as `vary` says, a branch per batch that
  *   is always predicted, next to a division.
  */
-template <class K, class T, std::size_t NP, std::size_t... I>
+template <bool Compact, class K, class T, std::size_t NP, std::size_t... I>
 LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& kernel, const piece<T, NP>& pc, bool simd,
                                          std::index_sequence<I...> seq) {
   using B = batch<T>;
@@ -461,7 +486,7 @@ LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& kernel, const piece<T, NP>& pc
     else
       detail::store(at, r);
   };
-  if (!pc.loaded || pc.rows != 0) {
+  if (!Compact && (!pc.loaded || pc.rows != 0)) {
     const bool rows_mode = pc.loaded;
     const std::size_t rows = rows_mode ? pc.rows : 1, cols = rows_mode ? pc.cols : pc.n;
     const std::array<std::ptrdiff_t, NP> rstep{(rows_mode ? pc.row_stride[I] : 0)...};
@@ -475,13 +500,32 @@ LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& kernel, const piece<T, NP>& pc
     if (peel != 0) run_scalar(kernel, x, y, 0, peel, ix, scalar_operands<T, NP>{{}, {pc.s[I]...}, {}}, seq);
     if (body_end > peel) {
       std::array<const T*, NP> rp = pc.p;
-      std::array<B, NP> rb{B(rows_mode ? *rp[I] : pc.s[I])...};
-      for (std::size_t r = 0; r < rows; ++r) {
-        if (r != 0) ((rstep[I] != 0 ? (void)(rp[I] += rstep[I], rb[I] = B(*rp[I])) : (void)0), ...);
-        const T* xr = x + r * cols;
-        T* yr = y + r * cols;
-        for (std::size_t c = peel; c < body_end; c += L)
-          put(yr + c, call_kernel(k, index_at(ix, r * cols + c), load<B>(xr + c), rb[I]...));
+      std::size_t r = 0, c = peel;
+      // Once through, unless a declining kernel declines the batch at (r, c):
+      // it is done on run_scalar, outside the loops, and they resume after it.
+      for (;;) {
+        std::array<B, NP> rb{B(rows_mode ? *rp[I] : pc.s[I])...};
+        bool declined = false;
+        for (;;) {
+          const T* xr = x + r * cols;
+          T* yr = y + r * cols;
+          for (; c < body_end; c += L) {
+            bool ok = true;
+            const B res = call_batch(k, ok, index_at(ix, r * cols + c), load<B>(xr + c), rb[I]...);
+            if (!ok) {
+              declined = true;
+              break;
+            }
+            put(yr + c, res);
+          }
+          if (declined || ++r == rows) break;
+          c = peel;
+          ((rstep[I] != 0 ? (void)(rp[I] += rstep[I], rb[I] = B(*rp[I])) : (void)0), ...);
+        }
+        if (!declined) break;
+        run_scalar(kernel, x + r * cols, y + r * cols, c, c + L, index_at(ix, r * cols),
+                   scalar_operands<T, NP>{{}, {(rows_mode ? *rp[I] : pc.s[I])...}, {}}, seq);
+        c += L;
       }
       if (stream) stream_fence();
     }
@@ -495,25 +539,78 @@ LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& kernel, const piece<T, NP>& pc
     }
     return;
   }
-  const std::size_t n = pc.n;
-  const std::array<const T*, NP> p = pc.p;
-  const std::array<bool, NP> v = pc.vary;
-  const std::array<T, NP> ss = pc.s;
-  std::size_t i = 0;
-  if (simd) {
-    if (const std::size_t peel = stream_peel(stream, y, n); peel != 0)
-      run_scalar(kernel, x, y, 0, i = peel, ix, scalar_operands<T, NP>{p, ss, v}, seq);
-    for (; i + L <= n; i += L)
-      put(y + i, call_kernel(k, index_at(ix, i), load<B>(x + i), (v[I] ? load<B>(p[I] + i) : B(ss[I]))...));
-    if (stream) stream_fence();
+  if constexpr (!Compact && !declining_kernel<K>) {
+    // The loaded loop alone, as the general form below without rows and
+    // declines: the general form made IntQuant per element 1.1x slower.
+    const std::size_t n = pc.n;
+    const std::array<const T*, NP> p = pc.p;
+    const std::array<bool, NP> v = pc.vary;
+    const std::array<T, NP> ss = pc.s;
+    std::size_t i = 0;
+    if (simd) {
+      if (const std::size_t peel = stream_peel(stream, y, n); peel != 0)
+        run_scalar(kernel, x, y, 0, i = peel, ix, scalar_operands<T, NP>{p, ss, v}, seq);
+      for (; i + L <= n; i += L)
+        put(y + i, call_kernel(k, index_at(ix, i), load<B>(x + i), (v[I] ? load<B>(p[I] + i) : B(ss[I]))...));
+      if (stream) stream_fence();
+    }
+    if (i < n) run_scalar(kernel, x, y, i, n, ix, scalar_operands<T, NP>{p, ss, v}, seq);
+    return;
   }
-  if (i < n) run_scalar(kernel, x, y, i, n, ix, scalar_operands<T, NP>{p, ss, v}, seq);
+  // The loaded loop; in a compact runner also every other piece, a row at a
+  // time (a constant piece is one row).
+  const bool rows_mode = Compact && pc.loaded && pc.rows != 0;
+  const std::size_t rows = rows_mode ? pc.rows : 1, n = rows_mode ? pc.cols : pc.n;
+  std::array<const T*, NP> p = pc.p;
+  const std::array<bool, NP> v = rows_mode ? std::array<bool, NP>{} : pc.vary;
+  std::array<T, NP> ss = pc.s;
+  for (std::size_t r = 0; r < rows; ++r) {
+    if (rows_mode) {
+      if (r != 0) ((p[I] += pc.row_stride[I]), ...);
+      ((ss[I] = *p[I]), ...);
+    }
+    const T* xr = x + r * n;
+    T* yr = y + r * n;
+    const element_index ixr = index_at(ix, r * n);
+    std::size_t i = 0;
+    if (simd) {
+      if (const std::size_t peel = stream_peel(stream, yr, n); peel != 0)
+        run_scalar(kernel, xr, yr, 0, i = peel, ixr, scalar_operands<T, NP>{p, ss, v}, seq);
+      for (;;) {  // once through, unless a batch is declined (as in the row loop)
+        bool declined = false;
+        for (; i + L <= n; i += L) {
+          bool ok = true;
+          const B res =
+              call_batch(k, ok, index_at(ixr, i), load<B>(xr + i), (v[I] ? load<B>(p[I] + i) : B(ss[I]))...);
+          if (!ok) {
+            declined = true;
+            break;
+          }
+          put(yr + i, res);
+        }
+        if (!declined) break;
+        run_scalar(kernel, xr, yr, i, i + L, ixr, scalar_operands<T, NP>{p, ss, v}, seq);
+        i += L;
+      }
+      if (stream) stream_fence();
+    }
+    if (i < n) run_scalar(kernel, xr, yr, i, n, ixr, scalar_operands<T, NP>{p, ss, v}, seq);
+  }
 }
 
 /// Runs kernel k over the piece (run_piece_impl).
 template <class K, class T, std::size_t NP>
 void run_piece(const K& k, const piece<T, NP>& pc, bool simd) {
-  run_piece_impl(k, pc, simd, std::make_index_sequence<NP>{});
+  run_piece_impl<false>(k, pc, simd, std::make_index_sequence<NP>{});
+}
+
+/// run_piece with the kernel inlined into the loaded loop only, which then
+/// serves every piece (a constant one as one row of splats, row mode a row
+/// at a time): half the code, slower on constant and row-mode pieces. For
+/// kernels on a rare path, or that only ever see loaded pieces.
+template <class K, class T, std::size_t NP>
+void run_piece_compact(const K& k, const piece<T, NP>& pc, bool simd) {
+  run_piece_impl<true>(k, pc, simd, std::make_index_sequence<NP>{});
 }
 
 /**
