@@ -285,6 +285,8 @@ bool register_all() {
       {"float_quant_e4m3", lowbit::formats::fp8_e4m3fn},
       {"float_quant_e5m2", lowbit::formats::fp8_e5m2},
       {"float_quant_e2m1", lowbit::formats::fp4_e2m1},
+      // Not saturating: overflows become +-inf.
+      {"float_quant_e5m2_inf", lowbit::formats::fp8_e5m2.with_saturation(false)},
   };
   for (lowbit::rounding_mode m : lowbit::all_rounding_modes) {
     const std::string mode = lower(lowbit::to_string(m));

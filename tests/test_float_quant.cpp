@@ -392,6 +392,51 @@ TEST_CASE("float_quant: SIMD body equals the scalar path for every tail and misa
   simd_equals_scalar<semantics::exact>();
 }
 
+TEST_CASE("reference: batches the fast kernels decline (near the top of a binade, inf, NaN) equal the oracle, "
+          "per tensor, per channel (row mode), per element and in place",
+          "[float_quant][simd][oracle]") {
+  // Ordinary values with sparse lanes that need the general path: alone,
+  // several batches in a row, at row ends and at the last element.
+  const std::size_t R = 37, C = 40, n = R * C;
+  std::vector<float> x = lowbit_test::mixed_values<float>(n, 31);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i % 89 == 7 || (i >= 300 && i < 360 && i % 3 == 0) || i % C == C - 1 || i + 1 == n)
+      x[i] = f32((bits(x[i]) & 0xff800000u) | (0x7fffffu - static_cast<std::uint32_t>(i % 64)));
+    if (i == 500) x[i] = inf;
+    if (i == 777) x[i] = -inf;
+    if (i == 901) x[i] = std::numeric_limits<float>::quiet_NaN();
+  }
+  std::vector<float> sc(n), sr(R);
+  for (std::size_t i = 0; i < n; ++i) sc[i] = 0.25f + 0.125f * static_cast<float>(i % 7);
+  for (std::size_t r = 0; r < R; ++r) sr[r] = 0.5f + 0.25f * static_cast<float>(r % 5);
+  const lowbit::detail::simd_scope simd(true);
+  std::vector<float> y(n), want(n);
+  for (const fmt& f : {e4m3, e5m2, e2m1})
+    for (rounding_mode m : lowbit::all_rounding_modes) {
+      INFO("E" << f.E << "M" << f.m << " " << lowbit::to_string(m));
+      const auto op = make(m);
+      for (int pattern = 0; pattern < 3; ++pattern) {
+        INFO("pattern " << pattern);
+        auto scale_at = [&](std::size_t i) { return pattern == 0 ? 0.375f : pattern == 1 ? sr[i / C] : sc[i]; };
+        for (std::size_t i = 0; i < n; ++i) want[i] = oracle_reference(x[i], scale_at(i), f, m, 0);
+        for (bool in_place : {false, true}) {
+          INFO("in place " << in_place);
+          std::vector<float> xin = x;
+          std::vector<float>& out = in_place ? xin : y;
+          const auto xs = strided_view<const float>(xin.data(), {R, C});
+          const auto ys = strided_view<float>(out.data(), {R, C});
+          if (pattern == 0)
+            op(xs, 0.375f, f.E, f.m, f.bias, f.max_val, ys);
+          else if (pattern == 1)
+            op(xs, strided_view<const float>(sr.data(), {R, 1}), f.E, f.m, f.bias, f.max_val, ys);
+          else
+            op(xs, strided_view<const float>(sc.data(), {R, C}), f.E, f.m, f.bias, f.max_val, ys);
+          require_same_values(out, want);
+        }
+      }
+    }
+}
+
 template <semantics S>
 void per_channel_equals_loop(rounding_mode m) {
   const std::size_t N = 2, C = 4, H = 5, W = 7;

@@ -85,15 +85,13 @@ enum class fq_overflow { saturate, infinity, nan };
  * top of its binade: e then lies in [-126, 126], so 2^e and 2^-e are
  * normal floats built from bits, and x / 2^e is x * 2^-e (the same real
  * number, rounded once). The general path handles everything else.
+ *
+ * `eval` is the whole evaluation, shared by the two kernels below: `round`
+ * rounds y to an integral value, `ov` resolves overflows, and with
+ * `Decline` (a batch of float_quant_ref_kernel) a batch that needs the
+ * general path is declined (`ok` false) instead.
  */
-/// St: the whole operator, q only, or q (passed as X) to Y (detail::stage).
-/// Sat: overflows saturate; else `ov` says how they resolve (infinity or
-/// NaN, a run-time member: a branch per batch, always predicted). Twice the
-/// kernels, not thrice: saturation is the common case, and a run-time
-/// choice there cost FloatQuant 5-13% (the loop keeps fewer values live).
-template <rounding_mode M, stage St = stage::fake, bool Sat = true>
-struct float_quant_ref_kernel : scale_divider {
-  fq_overflow ov = fq_overflow::saturate;  ///< with !Sat: infinity or nan
+struct fq_ref_eval : scale_divider {
   const std::int32_t* thr = nullptr;
   bool general = true;  ///< m or emin vary over the piece, or leave the fast range
   /// For the fast path (general false): the piece's m, and emin + 127 (the
@@ -102,8 +100,9 @@ struct float_quant_ref_kernel : scale_divider {
   /// does not hoist a possibly trapping float operation out of a branch.
   std::int32_t m_int = 0, ebmin = 0;
 
-  template <class V>
-  LOWBIT_ALWAYS_INLINE V operator()(V X, V scale, V mant, V emin, V maxv) const noexcept {
+  template <stage St, bool Decline, class V, class Round>
+  LOWBIT_ALWAYS_INLINE V eval(bool& ok, Round round, fq_overflow ov, V X, V scale, V mant, V emin,
+                              V maxv) const noexcept {
     using I = int_lanes_t<V>;
     if constexpr (St == stage::dequant) return X * scale;
     const V x = this->divide(X, scale);
@@ -115,26 +114,31 @@ struct float_quant_ref_kernel : scale_divider {
     const auto near_top = (ab & I(0x7fffc0)) == I(0x7fffc0);
     V y, p;
     if (general || any_lane(mask_or(near_top, be == I(255)))) {
-      I k = be - I(127);
-      if (any_lane(near_top)) k = k + iselect((ab & I(0x7fffff)) >= igather(thr, be), I(1), I(0));
-      // a = inf or NaN: log2 is inf/NaN, 2^e = inf, x / 2^e = NaN.
-      k = iselect(be == I(255), I(1000), k);
-      const I e = imax(k - small_to_int(mant), small_to_int(emin));
-      p = exp2_int(e);
-      // x / 2^e = x * 2^-e (the same real number, rounded once) whenever
-      // 2^-e is a float and 2^e finite, i.e. -127 <= e <= 127; elsewhere
-      // (2^e zero, subnormal below 2^-127, or inf) divide.
-      const auto direct = (e >= I(-127)) & (e <= I(127));
-      y = x * exp2_int(I(I(0) - e));
-      if (!all_lanes(direct)) {
-        y = bits_float(iselect(direct, float_bits(y), float_bits(detail::quotient(x, p))));
-        // x = +-inf (k = 1000, so never direct): x / 2^e is inf / inf, whose
-        // NaN is the hardware's default NaN: -NaN (0xffc00000) on x86, +NaN
-        // on AArch64. x86's, explicitly, so that the bits do not depend on
-        // the architecture (it propagates unchanged through the rounding
-        // and the products below).
-        y = detail::select(detail::abs(x) == V(std::numeric_limits<float>::infinity()),
-                           V(std::bit_cast<float>(std::uint32_t(0xffc00000u))), y);
+      if constexpr (Decline) {
+        ok = false;
+        return x;
+      } else {
+        I k = be - I(127);
+        if (any_lane(near_top)) k = k + iselect((ab & I(0x7fffff)) >= igather(thr, be), I(1), I(0));
+        // a = inf or NaN: log2 is inf/NaN, 2^e = inf, x / 2^e = NaN.
+        k = iselect(be == I(255), I(1000), k);
+        const I e = imax(k - small_to_int(mant), small_to_int(emin));
+        p = exp2_int(e);
+        // x / 2^e = x * 2^-e (the same real number, rounded once) whenever
+        // 2^-e is a float and 2^e finite, i.e. -127 <= e <= 127; elsewhere
+        // (2^e zero, subnormal below 2^-127, or inf) divide.
+        const auto direct = (e >= I(-127)) & (e <= I(127));
+        y = x * exp2_int(I(I(0) - e));
+        if (!all_lanes(direct)) {
+          y = bits_float(iselect(direct, float_bits(y), float_bits(detail::quotient(x, p))));
+          // x = +-inf (k = 1000, so never direct): x / 2^e is inf / inf, whose
+          // NaN is the hardware's default NaN: -NaN (0xffc00000) on x86, +NaN
+          // on AArch64. x86's, explicitly, so that the bits do not depend on
+          // the architecture (it propagates unchanged through the rounding
+          // and the products below).
+          y = detail::select(detail::abs(x) == V(std::numeric_limits<float>::infinity()),
+                             V(std::bit_cast<float>(std::uint32_t(0xffc00000u))), y);
+        }
       }
     } else {
       // The biased exponent of 2^e, max(be - m, emin + 127), in [1, 253]:
@@ -145,10 +149,10 @@ struct float_quant_ref_kernel : scale_divider {
       p = bits_float(pb);
       y = x * bits_float(I(I(254 << 23) - pb));  // 2^-e
     }
-    const V r = detail::round_integral<semantics::reference, M>(y);
+    const V r = round(y);
     V q = r * p;
     const V nmax = detail::negate(maxv);
-    if constexpr (Sat) {
+    if (ov == fq_overflow::saturate) {
       // select(q < nmax, nmax, q), then select(q > maxv, maxv, q): exactly
       // the bounds (MAXPS / MINPS, detail/simd.hpp).
       q = detail::bound_above(maxv, detail::bound_below(nmax, q));
@@ -164,6 +168,61 @@ struct float_quant_ref_kernel : scale_divider {
   }
 };
 
+/// Rounds with the mode M (reference semantics).
+template <rounding_mode M>
+struct fq_round_fixed {
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V operator()(V y) const noexcept {
+    return detail::round_integral<semantics::reference, M>(y);
+  }
+};
+
+/**
+ * The reference kernel of the common case, one per rounding mode M: a
+ * saturating format whose piece takes the fast path (fq_ref_eval, `general`
+ * false). A batch with a lane that needs the general path is declined, and
+ * the runner computes it on the scalar loop (declining_kernel), which takes
+ * both paths: the mode's batch loops hold the fast path only.
+ * St: the whole operator, q only, or q (passed as X) to Y (detail::stage).
+ */
+template <rounding_mode M, stage St = stage::fake>
+struct float_quant_ref_kernel : fq_ref_eval {
+  static constexpr bool may_decline = true;
+  fq_overflow ov = fq_overflow::saturate;  ///< a branch per batch, always predicted
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V operator()(V X, V scale, V mant, V emin, V maxv) const noexcept {
+    bool ok = true;
+    return this->template eval<St, false>(ok, fq_round_fixed<M>{}, ov, X, scale, mant, emin, maxv);
+  }
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V try_batch(bool& ok, V X, V scale, V mant, V emin, V maxv) const noexcept {
+    return this->template eval<St, true>(ok, fq_round_fixed<M>{}, ov, X, scale, mant, emin, maxv);
+  }
+};
+
+/**
+ * The reference kernel of everything else, one for all rounding modes: a
+ * piece whose m or emin vary or leave the fast range, a format that does
+ * not saturate, and the scalar path. The mode and the overflow rule are
+ * run-time members: a switch per batch, always predicted, instead of
+ * fourteen more copies of the loops.
+ */
+template <stage St = stage::fake>
+struct float_quant_ref_any_kernel : fq_ref_eval {
+  rounding_mode mode = rounding_mode::half_even;
+  fq_overflow ov = fq_overflow::saturate;
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V operator()(V X, V scale, V mant, V emin, V maxv) const noexcept {
+    bool ok = true;
+    const auto round = [m = mode](V y) LOWBIT_ALWAYS_INLINE_LAMBDA {
+      return detail::with_rounding_mode(m, [&](auto mc) -> V {
+        return detail::round_integral<semantics::reference, decltype(mc)::value>(y);
+      });
+    };
+    return this->template eval<St, false>(ok, round, ov, X, scale, mant, emin, maxv);
+  }
+};
+
 /**
  * The exact semantics (FORMAT.md rule 7): e = floor(log2|x|) from the bits,
  * u = max(e - m, emin), q = 2^u R(x / 2^u) computed exactly, overflow
@@ -173,7 +232,8 @@ struct float_quant_ref_kernel : scale_divider {
 /// false keeps the bit technique, for the technique benchmark.
 /// The divider (a base) is the power-of-two scale fast path (scale_divider).
 /// St: the whole operator, q only, or q (passed as X) to Y (detail::stage).
-/// Sat and ov: as in float_quant_ref_kernel.
+/// Sat: overflows saturate; else `ov` says how they resolve (infinity or
+/// NaN, a run-time member: a branch per batch, always predicted).
 template <rounding_mode M, bool Magic = M == rounding_mode::half_even, stage St = stage::fake, bool Sat = true>
 struct float_quant_exact_kernel : scale_divider {
   fq_overflow ov = fq_overflow::saturate;  ///< with !Sat: infinity or nan
@@ -541,21 +601,26 @@ struct float_quant {
                            !(pc.s[emin_k] >= -126.0f && pc.s[emin_k] <= 126.0f);
       const std::int32_t m_int = general ? 0 : static_cast<std::int32_t>(std::min(pc.s[mant_k], 1024.0f));
       const std::int32_t ebmin = general ? 0 : static_cast<std::int32_t>(pc.s[emin_k] + 127.0f);
-      detail::with_rounding_mode(mode, [&](auto mc) {
-        constexpr rounding_mode M = decltype(mc)::value;
-        auto with = [&](auto sat) {
-          constexpr bool Sat = decltype(sat)::value;
-          if constexpr (exact)
+      if constexpr (!exact) {
+        const detail::fq_ref_eval ev{div, thr, general, m_int, ebmin};
+        if (general) return detail::run_piece_compact(detail::float_quant_ref_any_kernel<St>{ev, mode, ov}, pc, simd);
+        return detail::with_rounding_mode(mode, [&](auto mc) {
+          detail::run_piece(detail::float_quant_ref_kernel<decltype(mc)::value, St>{ev, ov}, pc, simd);
+        });
+      } else {
+        detail::with_rounding_mode(mode, [&](auto mc) {
+          constexpr rounding_mode M = decltype(mc)::value;
+          auto with = [&](auto sat) {
+            constexpr bool Sat = decltype(sat)::value;
             detail::run_piece(detail::float_quant_exact_kernel<M, M == rounding_mode::half_even, St, Sat>{div, ov}, pc,
                               simd);
+          };
+          if (ov == detail::fq_overflow::saturate)
+            with(std::true_type{});
           else
-            detail::run_piece(detail::float_quant_ref_kernel<M, St, Sat>{div, ov, thr, general, m_int, ebmin}, pc, simd);
-        };
-        if (ov == detail::fq_overflow::saturate)
-          with(std::true_type{});
-        else
-          with(std::false_type{});
-      });
+            with(std::false_type{});
+        });
+      }
     }
   };
 };

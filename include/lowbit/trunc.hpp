@@ -530,7 +530,7 @@ struct trunc {
       detail::with_rounding_mode(mode, [&](auto mc) {
         constexpr rounding_mode M = decltype(mc)::value;
         if constexpr (S == semantics::reference && std::is_same_v<T, float>) {
-          if (t_inline) return detail::run_piece(detail::trunc_kernel<S, M, St, true>{sd, D{}, false}, pc, simd_on);
+          if (t_inline) return detail::run_piece_compact(detail::trunc_kernel<S, M, St, true>{sd, D{}, false}, pc, simd_on);
         }
         detail::run_piece(detail::trunc_kernel<S, M, St>{sd, td, t_inverse}, pc, simd_on);
       });
