@@ -22,12 +22,12 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <ranges>
 #include <string>
 #include <type_traits>
 
 #include "code_type.hpp"
 #include "config.hpp"
+#include "detail/ranges.hpp"
 #include "error.hpp"
 
 LOWBIT_BEGIN_NAMESPACE

@@ -15,13 +15,13 @@
 #include <initializer_list>
 #include <iterator>
 #include <limits>
-#include <ranges>
 #include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
 
 #include "config.hpp"
+#include "detail/ranges.hpp"
 #include "error.hpp"
 
 LOWBIT_BEGIN_NAMESPACE
