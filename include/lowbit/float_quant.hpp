@@ -179,8 +179,8 @@ struct fq_round_fixed {
 
 /**
  * The reference kernel of the common case, one per rounding mode M: a
- * saturating format whose piece takes the fast path (fq_ref_eval, `general`
- * false). A batch with a lane that needs the general path is declined, and
+ * piece that takes the fast path (fq_ref_eval, `general` false), with any
+ * overflow rule (`ov`). A batch with a lane that needs the general path is declined, and
  * the runner computes it on the scalar loop (declining_kernel), which takes
  * both paths: the mode's batch loops hold the fast path only.
  * St: the whole operator, q only, or q (passed as X) to Y (detail::stage).
@@ -202,10 +202,9 @@ struct float_quant_ref_kernel : fq_ref_eval {
 
 /**
  * The reference kernel of everything else, one for all rounding modes: a
- * piece whose m or emin vary or leave the fast range, a format that does
- * not saturate, and the scalar path. The mode and the overflow rule are
- * run-time members: a switch per batch, always predicted, instead of
- * fourteen more copies of the loops.
+ * piece whose m or emin vary or leave the fast range, and the scalar path.
+ * The mode is a run-time member: a switch per batch, always predicted,
+ * instead of seven more copies of the loops.
  */
 template <stage St = stage::fake>
 struct float_quant_ref_any_kernel : fq_ref_eval {
