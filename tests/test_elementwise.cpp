@@ -113,6 +113,36 @@ struct decline_negative {
   }
 };
 
+/// y = x * p0 + p1 on whole batches; its scalar_kernel adds 0.5 (which
+/// run_scalar must run: tails, peels and the scalar path).
+struct scalar_marked {
+  struct scalar_form {
+    template <class V>
+    V operator()(V x, V p0, V p1) const noexcept {
+      using T = lowbit::detail::lane_t<V>;
+      return x * p0 + p1 + T(0.5);
+    }
+  };
+  template <class V>
+  V operator()(V x, V p0, V p1) const noexcept {
+    return x * p0 + p1;
+  }
+  scalar_form scalar_kernel() const noexcept { return {}; }
+};
+
+/// Runs kernel k on the piece with runner 0 (run_piece), 1
+/// (run_piece_compact) or 2 (run_piece_rows, whose loaded pieces fall back
+/// to the scalar loop).
+template <class K, class T, std::size_t NP>
+void run_with(int runner, const K& k, const lowbit::detail::piece<T, NP>& pc, bool simd) {
+  if (runner == 1)
+    lowbit::detail::run_piece_compact(k, pc, simd);
+  else if (runner == 2)
+    lowbit::detail::run_piece_rows(k, pc, simd);
+  else
+    lowbit::detail::run_piece(k, pc, simd);
+}
+
 /// y = x * p.
 struct mul {
   template <class V>
@@ -208,18 +238,15 @@ TEST_CASE("Pieces carry each element's flat output position: 1 and 2 threads, SI
     const auto plan = lowbit::detail::make_engine_plan<2>(out, xd, {&pd, &sd}, yd);
     for (unsigned threads : {1u, 2u}) {
       for (bool simd : {true, false}) {
-        for (bool compact : {false, true}) {
-          CAPTURE(pt.name, threads, simd, compact);
+        for (int runner : {0, 1, 2}) {  // run_piece, run_piece_compact, run_piece_rows
+          CAPTURE(pt.name, threads, simd, runner);
           lowbit::execution ex;
           ex.threads = threads;
           ex.min_elements_per_thread = 1 << 16;
           std::fill(ybuf.begin(), ybuf.end(), -1.0);
           lowbit::detail::elementwise(plan, x.data(), std::array<const double*, 2>{p0.data(), &p1}, yd.data,
                                       [&](const lowbit::detail::piece<double, 2>& pc) {
-                                        if (compact)
-                                          lowbit::detail::run_piece_compact(write_index{}, pc, simd);
-                                        else
-                                          lowbit::detail::run_piece(write_index{}, pc, simd);
+                                        run_with(runner, write_index{}, pc, simd);
                                       },
                                       ex);
           std::size_t bad = 0;
@@ -280,15 +307,12 @@ TEST_CASE("A declining kernel's declined batches are computed on the scalar path
     const lowbit::shape out(pt.ext.begin(), pt.ext.end());
     const auto plan = lowbit::detail::make_engine_plan<2>(out, xd, {&pd, &sd}, yd);
     for (bool simd : {true, false}) {
-      for (bool compact : {false, true}) {
-        CAPTURE(pt.name, simd, compact);
+      for (int runner : {0, 1, 2}) {  // run_piece, run_piece_compact, run_piece_rows
+        CAPTURE(pt.name, simd, runner);
         std::fill(y.begin(), y.end(), -1.0);
         lowbit::detail::elementwise(plan, x.data(), std::array<const double*, 2>{p0.data(), &p1}, y.data(),
                                     [&](const lowbit::detail::piece<double, 2>& pc) {
-                                      if (compact)
-                                        lowbit::detail::run_piece_compact(decline_negative{}, pc, simd);
-                                      else
-                                        lowbit::detail::run_piece(decline_negative{}, pc, simd);
+                                      run_with(runner, decline_negative{}, pc, simd);
                                     },
                                     lowbit::execution{});
         std::size_t bad = 0, scalar = 0, unmarked_negative = 0;
@@ -300,10 +324,71 @@ TEST_CASE("A declining kernel's declined batches are computed on the scalar path
         }
         CHECK(bad == 0);
         CHECK(unmarked_negative == 0);
-        if (simd)
+        // The rows runner computes a loaded piece (not in row mode) on the
+        // scalar loop whole.
+        const bool loaded = !pt.pext.empty() && pt.pext.back() != 1;
+        if (simd && !(runner == 2 && loaded))
           CHECK(scalar < n / 2);  // most batches were not declined
         else
           CHECK(scalar == n);
+      }
+    }
+  }
+}
+
+TEST_CASE("The scalar loop runs a kernel's scalar_kernel: tails, peels, declines and the scalar path",
+          "[elementwise][scalar_kernel]") {
+  // 1003 elements: per tensor (one piece, a tail), per element (loaded), and
+  // per channel in row mode (rows of 17: a tail in every row).
+  struct pattern {
+    const char* name;
+    std::vector<std::size_t> ext, pext;
+  };
+  const std::vector<pattern> patterns = {
+      {"per-tensor", {1003}, {}}, {"per-element", {1003}, {1003}}, {"row mode", {59, 17}, {59, 1}}};
+  for (const pattern& pt : patterns) {
+    std::size_t n = 1;
+    for (std::size_t e : pt.ext) n *= e;
+    std::vector<double> x(n), y(n);
+    for (std::size_t f = 0; f < n; ++f) x[f] = double(f);
+    std::size_t pn = 1;
+    for (std::size_t e : pt.pext) pn *= e;
+    const std::vector<double> p0(pn, 2.0);
+    const double p1 = 3.0;
+    const std::vector<std::ptrdiff_t> pstr = row_major(pt.pext), xstr = row_major(pt.ext);
+    const nd<const double> xd = view_of<const double>(x.data(), pt.ext, xstr);
+    const nd<const double> pd = view_of<const double>(p0.data(), pt.pext, pstr);
+    nd<const double> sd;
+    sd.rank = 0;
+    sd.data = &p1;
+    const nd<double> yd = view_of<double>(y.data(), pt.ext, xstr);
+    const lowbit::shape out(pt.ext.begin(), pt.ext.end());
+    const auto plan = lowbit::detail::make_engine_plan<2>(out, xd, {&pd, &sd}, yd);
+    const std::size_t L = lowbit::detail::batch<double>::size;
+    for (bool simd : {true, false}) {
+      for (int runner : {0, 1, 2}) {
+        CAPTURE(pt.name, simd, runner);
+        std::fill(y.begin(), y.end(), -1.0);
+        lowbit::detail::elementwise(plan, x.data(), std::array<const double*, 2>{p0.data(), &p1}, y.data(),
+                                    [&](const lowbit::detail::piece<double, 2>& pc) {
+                                      run_with(runner, scalar_marked{}, pc, simd);
+                                    },
+                                    lowbit::execution{});
+        std::size_t bad = 0, marked = 0;
+        for (std::size_t f = 0; f < n; ++f) {
+          const double base = x[f] * 2.0 + 3.0;
+          bad += y[f] != base && y[f] != base + 0.5;
+          marked += y[f] == base + 0.5;
+        }
+        CHECK(bad == 0);
+        // The scalar path is all scalar_kernel; with SIMD at least the tail
+        // is (1003 and 17 are odd) and the batches are not. The rows runner
+        // sends a per-element piece to the scalar loop whole.
+        const bool all_scalar = !simd || L == 1 || (runner == 2 && pt.pext.size() == 1 && pt.pext[0] == n);
+        if (all_scalar)
+          CHECK(marked == n);
+        else
+          CHECK((marked > 0 && marked < n));
       }
     }
   }

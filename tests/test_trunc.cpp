@@ -590,6 +590,55 @@ TEST_CASE("trunc: per-element parameters equal element-wise calls", "[trunc][bro
   }
 }
 
+TEST_CASE("trunc: a t tensor smaller than the output (the reference pre-pass) equals one-element calls",
+          "[trunc][broadcast][simd]") {
+  // x [2, 3, 40]; scale [3, 40] and out_scale [40] (contiguous along the
+  // runs: batches), or out_scale [3, 40] read with a stride of 2 (element by
+  // element): t has 120 of the 240 positions, so it is computed once, before
+  // the quantization, not inside the kernel. Ratios on and off the bits
+  // fast path: near sqrt 2, 2^126 and 2^-126, max (t = inf), zero, negative
+  // and NaN; a bad lane in one batch only.
+  const std::size_t N = 2, C = 3, W = 40;
+  const std::vector<float> x = lowbit_test::mixed_values<float>(N * C * W, 17);
+  std::vector<float> scale(C * W), osc_w(W), osc_cw(2 * C * W);
+  for (std::size_t i = 0; i < C * W; ++i) scale[i] = 0.125f + 0.03f * float(i % 29);
+  for (std::size_t w = 0; w < W; ++w) osc_w[w] = 0.2f + 0.17f * float(w % 13);
+  for (std::size_t i = 0; i < 2 * C * W; ++i) osc_cw[i] = std::ldexp(1.1f + 0.01f * float(i % 37), int(i % 7) - 3);
+  osc_w[5] = scale[5] * 1.41421f;  // near sqrt 2: off the fast path (first batch only)
+  osc_w[21] = flt_max;
+  osc_cw[2 * 7] = std::ldexp(scale[7], 126);
+  osc_cw[2 * 50] = std::ldexp(scale[50], -126);
+  osc_cw[2 * 51] = 0.0f;
+  osc_cw[2 * 52] = -1.0f;
+  osc_cw[2 * 53] = nan_f;
+  strided_view<const float> xv(x.data(), {N, C, W});
+  strided_view<const float> sv(scale.data(), {C, W});
+  strided_view<const float> ow(osc_w.data(), {W});
+  strided_view<const float> ocw(osc_cw.data(), {C, W}, {std::ptrdiff_t(2 * W), 2});
+  for (rounding_mode m : lowbit::all_rounding_modes) {
+    for (int which = 0; which < 2; ++which) {
+      for (bool simd : {true, false}) {
+        INFO(lowbit::to_string(m) << (which ? " strided out_scale [3, 40]" : " out_scale [40]")
+                                  << (simd ? " SIMD" : " scalar"));
+        const lowbit::detail::simd_scope scope(simd);
+        std::vector<float> y(x.size());
+        auto op = make(true, false, m);
+        if (which)
+          op(xv, sv, 0.5f, 8.0f, ocw, 5.0f, strided_view<float>(y.data(), {N, C, W}));
+        else
+          op(xv, sv, 0.5f, 8.0f, ow, 5.0f, strided_view<float>(y.data(), {N, C, W}));
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          const std::size_t cw = i % (C * W), w = i % W;
+          const float o = which ? osc_cw[2 * cw] : osc_w[w];
+          const float want = tr1<semantics::reference>(x[i], scale[cw], 0.5f, 8.0f, o, 5.0f, true, false, m);
+          INFO("i = " << i << " x = " << show(x[i]) << " out_scale = " << show(o));
+          REQUIRE(bits(y[i]) == bits(want));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("trunc: output shapes; in_bitwidth takes no part (opset 2), does in opset 1",
           "[trunc][trunc_v1][broadcast]") {
   std::vector<float> x{1.0f, 2.0f, 3.0f, 4.0f};

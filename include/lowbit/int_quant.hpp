@@ -42,6 +42,14 @@ namespace detail {
 /// dequantization of a q passed as x (codes.hpp); likewise below.
 template <semantics S, rounding_mode M, stage St = stage::fake>
 struct int_quant_kernel : scale_divider {
+  template <rounding_mode M2>
+  int_quant_kernel<S, M2, St> with_mode() const noexcept {
+    return {*this};
+  }
+  /// The scalar loop's kernel, shared by every mode (scalar_kernel_of).
+  any_mode_kernel<int_quant_kernel<S, rounding_mode::half_even, St>> scalar_kernel() const noexcept {
+    return {with_mode<rounding_mode::half_even>(), M};
+  }
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V lo, V hi, V /*bipolar*/) const noexcept {
     if constexpr (St == stage::dequant) {

@@ -238,6 +238,64 @@ decltype(auto) with_rounding_mode(rounding_mode m, F&& f) {
   return f(std::integral_constant<rm, rm::half_even>{});
 }
 
+/// round_integral<S, M>(y) for the run-time mode m: a switch, always
+/// predicted, inlined into the run-time-mode kernels that call it per
+/// element or batch (with_rounding_mode is a call of its own).
+template <semantics S, class V>
+LOWBIT_ALWAYS_INLINE V round_integral_any(V y, rounding_mode m) noexcept {
+  using rm = rounding_mode;
+  switch (m) {
+    case rm::ceil: return round_integral<S, rm::ceil>(y);
+    case rm::floor: return round_integral<S, rm::floor>(y);
+    case rm::up: return round_integral<S, rm::up>(y);
+    case rm::down: return round_integral<S, rm::down>(y);
+    case rm::half_up: return round_integral<S, rm::half_up>(y);
+    case rm::half_down: return round_integral<S, rm::half_down>(y);
+    case rm::half_even: break;
+  }
+  return round_integral<S, rm::half_even>(y);
+}
+
+/**
+ * A kernel of every rounding mode, the mode a run-time member: calls
+ * `k.template with_mode<M>()` for M = `mode` (a switch per call, always
+ * predicted, inlined), K being the kernel's half_even form. What a kernel
+ * of one mode returns as its scalar_kernel (elementwise.hpp), so that the
+ * kernels of the seven modes share one scalar loop; and the kernel of a
+ * rare piece kind, so that its loop is compiled once, not per mode.
+ */
+template <class K>
+struct any_mode_kernel {
+  K k;
+  rounding_mode mode = rounding_mode::half_even;
+  /// Declines what K declines (elementwise.hpp's declining_kernel).
+  static constexpr bool may_decline = requires { requires K::may_decline; };
+  template <class V, class... P>
+  LOWBIT_ALWAYS_INLINE V operator()(V x, P... p) const noexcept {
+    return dispatch([&](const auto& km) LOWBIT_ALWAYS_INLINE_LAMBDA { return km(x, p...); });
+  }
+  template <class V, class... P>
+  LOWBIT_ALWAYS_INLINE V try_batch(bool& ok, V x, P... p) const noexcept {
+    return dispatch([&](const auto& km) LOWBIT_ALWAYS_INLINE_LAMBDA { return km.try_batch(ok, x, p...); });
+  }
+
+ private:
+  template <class F>
+  LOWBIT_ALWAYS_INLINE decltype(auto) dispatch(F&& f) const noexcept {
+    using rm = rounding_mode;
+    switch (mode) {  // inlined, as round_integral_any
+      case rm::ceil: return f(k.template with_mode<rm::ceil>());
+      case rm::floor: return f(k.template with_mode<rm::floor>());
+      case rm::up: return f(k.template with_mode<rm::up>());
+      case rm::down: return f(k.template with_mode<rm::down>());
+      case rm::half_up: return f(k.template with_mode<rm::half_up>());
+      case rm::half_down: return f(k.template with_mode<rm::half_down>());
+      case rm::half_even: break;
+    }
+    return f(k.template with_mode<rm::half_even>());
+  }
+};
+
 }  // namespace detail
 
 /**

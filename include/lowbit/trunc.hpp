@@ -192,6 +192,39 @@ struct trunc_scale_ref_kernel {
 };
 
 /**
+ * The reference t of every position of the shape `ts` (scale and out_scale
+ * broadcast against it), row-major into t: trunc_scale_ref_kernel along
+ * each innermost run, a float batch at a time where both operands are
+ * contiguous or constant along the run (`simd`), else element by element.
+ * The pre-pass of a per-channel (or otherwise partly broadcast) Trunc; a
+ * loop of its own rather than the engine, which it would instantiate for
+ * one more operand count.
+ */
+template <class T>
+void trunc_scales_ref(const shape& ts, const nd<const T>& ss, const nd<const T>& os, T* t, bool simd) {
+  using K = trunc_scale_ref_kernel<T>;
+  const loop_plan<2> p = make_plan<2>(ts, {&ss, &os});
+  const std::ptrdiff_t sa = p.inner_stride(0), sb = p.inner_stride(1);
+  std::size_t flat = 0;
+  for_each_run(p, [&](const std::array<std::ptrdiff_t, 2>& off, std::size_t n) {
+    const T* a = ss.data + off[0];
+    const T* b = os.data + off[1];
+    T* out = t + flat;
+    flat += n;
+    std::size_t i = 0;
+    if constexpr (std::is_same_v<T, float>) {
+      using B = batch<float>;
+      constexpr std::size_t L = B::size;
+      if (simd && (sa == 0 || sa == 1) && (sb == 0 || sb == 1)) {
+        for (; i + L <= n; i += L)
+          detail::store(out + i, K{}(sa != 0 ? load<B>(a + i) : B(*a), sb != 0 ? load<B>(b + i) : B(*b)));
+      }
+    }
+    for (; i < n; ++i) out[i] = K{}(a[static_cast<std::ptrdiff_t>(i) * sa], b[static_cast<std::ptrdiff_t>(i) * sb]);
+  });
+}
+
+/**
  * Replaces t[0, n) by 1/t[i] and returns true when every t[i] is +inf or a
  * power of two 2^k with |k| <= bias - 1 (bias = 127 for float): then 1/t[i]
  * is exact (2^-k, or +0 for +inf) and `y / t[i]` and `y * (1/t[i])` are the
@@ -251,9 +284,21 @@ bool invert_powers_of_two(T* t, std::size_t n) noexcept {
 /// in every batch of the per-tensor kernel.
 template <semantics S, rounding_mode M, stage St = stage::fake, bool Inline = false>
 struct trunc_kernel : scale_divider {
+  /// Inline: a batch with a lane off trunc_scale_ref_kernel's fast path is
+  /// declined and computed on the scalar loop (declining_kernel), so that
+  /// the batch loop holds one form of the operator, not two.
+  static constexpr bool may_decline = Inline;
   scale_divider t_div;
   /// The t operand holds 1/t, exact (invert_powers_of_two): multiply by it.
   bool t_inverse = false;
+  template <rounding_mode M2>
+  trunc_kernel<S, M2, St, Inline> with_mode() const noexcept {
+    return {*this, t_div, t_inverse};
+  }
+  /// The scalar loop's kernel, shared by every mode (scalar_kernel_of).
+  any_mode_kernel<trunc_kernel<S, rounding_mode::half_even, St, Inline>> scalar_kernel() const noexcept {
+    return {with_mode<rounding_mode::half_even>(), M};
+  }
   template <class V>
   LOWBIT_ALWAYS_INLINE V by_t(V v, V t, bool inverse) const noexcept {
     if (inverse) return no_contract(V(v * t));
@@ -263,18 +308,20 @@ struct trunc_kernel : scale_divider {
   LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V t, V out_scale, V lo, V hi) const noexcept {
     if constexpr (Inline) {
       static_assert(S == semantics::reference && std::is_same_v<lane_t<V>, float>);
-      using tk = trunc_scale_ref_kernel<float>;
-      if constexpr (is_batch_v<V>) {
-        V inv;
-        if (tk::fast_inverse(scale, out_scale, inv)) return apply(x, scale, zp, inv, true, out_scale, lo, hi);
-        // Off the fast path: t lane by lane (fast_e has already failed).
-        return apply(x, scale, zp, tk::lanes(scale, out_scale), false, out_scale, lo, hi);
-      } else {
-        return apply(x, scale, zp, tk{}(scale, out_scale), false, out_scale, lo, hi);
-      }
+      return apply(x, scale, zp, trunc_scale_ref_kernel<float>{}(scale, out_scale), false, out_scale, lo, hi);
     } else {
       return apply(x, scale, zp, t, t_inverse, out_scale, lo, hi);
     }
+  }
+  /// Inline, a batch: t's exact inverse from the fast path, or declined.
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V try_batch(bool& ok, V x, V scale, V zp, V, V out_scale, V lo, V hi) const noexcept {
+    V inv;
+    if (!trunc_scale_ref_kernel<float>::fast_inverse(scale, out_scale, inv)) {
+      ok = false;
+      return x;
+    }
+    return apply(x, scale, zp, inv, true, out_scale, lo, hi);
   }
   /// The operator with t (or 1/t when `inverse`) known.
   template <class V>
@@ -296,6 +343,12 @@ struct trunc_kernel : scale_divider {
 /// Y = (q - zp) * scale.
 template <semantics S, rounding_mode M, stage St = stage::fake>
 struct trunc_v1_kernel {
+  template <rounding_mode M2>
+  trunc_v1_kernel<S, M2, St> with_mode() const noexcept {
+    return {};
+  }
+  /// The scalar loop's kernel, shared by every mode (scalar_kernel_of).
+  any_mode_kernel<trunc_v1_kernel<S, rounding_mode::half_even, St>> scalar_kernel() const noexcept { return {{}, M}; }
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V t) const noexcept {
     if constexpr (St == stage::dequant) return dequantize(x, scale, zp);
@@ -476,18 +529,7 @@ struct trunc {
         // One (scale, out_scale) pair: the kernel's scalar path, directly.
         t[0] = detail::trunc_scale_ref_kernel<T>{}(ss.data[0], os.data[0]);
       } else if (!t_inline && out.count() != 0) {  // with t_inline, no t tensor: a constant dummy operand
-        // Never rejects: computed by the engine, a batch at a time.
-        detail::nd<T> td;
-        detail::set_row_major(td, ts.rank(), ts.begin());
-        td.data = t;
-        const auto tplan = detail::make_engine_plan<1>(ts, ss, {&os}, td);
-        execution one;  // the pre-pass: one thread, ordinary stores (t is read next)
-        one.stream_min_elements = std::numeric_limits<std::size_t>::max();
-        const bool sm = simd;
-        detail::elementwise(tplan, ss.data, std::array<const T*, 1>{os.data}, t,
-                            [&](const detail::piece<T, 1>& pc) {
-                              detail::run_piece(detail::trunc_scale_ref_kernel<T>{}, pc, sm);
-                            }, one);
+        detail::trunc_scales_ref(ts, ss, os, t, simd);  // never rejects
       }
       detail::visit_elements(ob, [&](T b, std::size_t i) {
         const auto r = detail::int_limits<S, T>(static_cast<int>(b), op.is_signed, op.narrow);
@@ -527,12 +569,14 @@ struct trunc {
       using D = detail::scale_divider;
       const D sd = D::for_scale(pc.s[scale_k], simd_on && !pc.vary[scale_k]);
       const D td = t_inverse ? D{} : D::for_scale(pc.s[t_k], simd_on && !pc.vary[t_k]);
+      if constexpr (S == semantics::reference && std::is_same_v<T, float>) {
+        // Per-element t: one loop for every mode (the mode a run-time
+        // switch per batch, beside the division that computes t).
+        using K = detail::trunc_kernel<S, rounding_mode::half_even, St, true>;
+        if (t_inline) return detail::run_piece_compact(detail::any_mode_kernel<K>{K{sd, D{}, false}, mode}, pc, simd_on);
+      }
       detail::with_rounding_mode(mode, [&](auto mc) {
-        constexpr rounding_mode M = decltype(mc)::value;
-        if constexpr (S == semantics::reference && std::is_same_v<T, float>) {
-          if (t_inline) return detail::run_piece_compact(detail::trunc_kernel<S, M, St, true>{sd, D{}, false}, pc, simd_on);
-        }
-        detail::run_piece(detail::trunc_kernel<S, M, St>{sd, td, t_inverse}, pc, simd_on);
+        detail::run_piece(detail::trunc_kernel<S, decltype(mc)::value, St>{sd, td, t_inverse}, pc, simd_on);
       });
     }
   };

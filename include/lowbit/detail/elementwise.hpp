@@ -441,6 +441,19 @@ LOWBIT_NOINLINE void run_scalar(const K& kernel, const T* x, T* y, std::size_t b
   }
 }
 
+/// The kernel that run_scalar runs for k: `k.scalar_kernel()` when k
+/// declares one, else k itself. A kernel of one rounding mode returns the
+/// kernel of every mode with its mode as a run-time value (a switch per
+/// element, always predicted): the seven modes then share one scalar loop.
+/// It must give every element the bits k gives it.
+template <class K>
+LOWBIT_ALWAYS_INLINE auto scalar_kernel_of(const K& k) noexcept {
+  if constexpr (requires { k.scalar_kernel(); })
+    return k.scalar_kernel();
+  else
+    return k;
+}
+
 /// Streaming stores need y aligned to the batch: the scalar elements before
 /// the first aligned batch (0 without streaming or SIMD).
 template <class T>
@@ -449,6 +462,13 @@ LOWBIT_ALWAYS_INLINE std::size_t stream_peel(bool stream, const T* y, std::size_
   const auto addr = reinterpret_cast<std::uintptr_t>(y);
   return stream ? std::min(n, (sizeof(B) - addr % sizeof(B)) % sizeof(B) / sizeof(T)) : std::size_t(0);
 }
+
+/// Which batch loops a runner compiles a kernel into (run_piece_impl).
+enum class piece_loops {
+  both,     ///< the row loop and the loaded loop
+  compact,  ///< the loaded loop alone, serving every piece
+  rows      ///< the row loop alone: constant and row-mode pieces
+};
 
 /**
  * The kernel loops: `y[i] = k(x[i], params...)` over a piece. With `simd`,
@@ -463,10 +483,15 @@ LOWBIT_ALWAYS_INLINE std::size_t stream_peel(bool stream, const T* y, std::size_
  * - the loaded loop, for a piece with a parameter array along it: each
  *   parameter is loaded or splatted as `vary` says, a branch per batch that
  *   is always predicted, next to a division.
+ *
+ * `Loops` selects both (run_piece), the loaded loop alone serving every
+ * piece (run_piece_compact) or the row loop alone (run_piece_rows). The
+ * scalar loop runs scalar_kernel_of(kernel).
  */
-template <bool Compact, class K, class T, std::size_t NP, std::size_t... I>
+template <piece_loops Loops, class K, class T, std::size_t NP, std::size_t... I>
 LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& kernel, const piece<T, NP>& pc, bool simd,
                                          std::index_sequence<I...> seq) {
+  constexpr bool Compact = Loops == piece_loops::compact;
   using B = batch<T>;
   constexpr std::size_t L = B::size;
   // Local copies of everything the loops read: a vector store may alias any
@@ -474,6 +499,7 @@ LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& kernel, const piece<T, NP>& pc
   // references were reloaded after every store (the count, the kernel's
   // flags), a load and a compare per batch.
   const K k = kernel;
+  const auto sk = scalar_kernel_of(kernel);
   const T* x = pc.x;
   T* y = pc.y;
   const element_index ix = pc.index;
@@ -497,7 +523,7 @@ LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& kernel, const piece<T, NP>& pc
     // and the tail then start at the same columns in every row.
     const std::size_t peel = simd ? stream_peel(stream, y, cols) : std::size_t(0);
     const std::size_t body_end = simd ? peel + (cols - peel) / L * L : std::size_t(0);
-    if (peel != 0) run_scalar(kernel, x, y, 0, peel, ix, scalar_operands<T, NP>{{}, {pc.s[I]...}, {}}, seq);
+    if (peel != 0) run_scalar(sk, x, y, 0, peel, ix, scalar_operands<T, NP>{{}, {pc.s[I]...}, {}}, seq);
     if (body_end > peel) {
       std::array<const T*, NP> rp = pc.p;
       std::size_t r = 0, c = peel;
@@ -523,7 +549,7 @@ LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& kernel, const piece<T, NP>& pc
           ((rstep[I] != 0 ? (void)(rp[I] += rstep[I], rb[I] = B(*rp[I])) : (void)0), ...);
         }
         if (!declined) break;
-        run_scalar(kernel, x + r * cols, y + r * cols, c, c + L, index_at(ix, r * cols),
+        run_scalar(sk, x + r * cols, y + r * cols, c, c + L, index_at(ix, r * cols),
                    scalar_operands<T, NP>{{}, {(rows_mode ? *rp[I] : pc.s[I])...}, {}}, seq);
         c += L;
       }
@@ -533,13 +559,18 @@ LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& kernel, const piece<T, NP>& pc
       std::array<const T*, NP> rp = pc.p;
       for (std::size_t r = 0; r < rows; ++r) {
         if (r != 0) ((rp[I] += rstep[I]), ...);
-        run_scalar(kernel, x + r * cols, y + r * cols, body_end, cols, index_at(ix, r * cols),
+        run_scalar(sk, x + r * cols, y + r * cols, body_end, cols, index_at(ix, r * cols),
                    scalar_operands<T, NP>{{}, {(rows_mode ? *rp[I] : pc.s[I])...}, {}}, seq);
       }
     }
     return;
   }
-  if constexpr (!Compact && !declining_kernel<K>) {
+  if constexpr (Loops == piece_loops::rows) {
+    // A loaded piece is the caller's to send elsewhere (run_piece_rows);
+    // should one come here, it is computed right, on the scalar loop.
+    run_scalar(sk, x, y, 0, pc.n, ix, scalar_operands<T, NP>{pc.p, pc.s, pc.vary}, seq);
+    return;
+  } else if constexpr (!Compact && !declining_kernel<K>) {
     // The loaded loop alone, as the general form below without rows and
     // declines, which GCC compiles to a slower loop (docs/performance.md).
     const std::size_t n = pc.n;
@@ -549,59 +580,67 @@ LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& kernel, const piece<T, NP>& pc
     std::size_t i = 0;
     if (simd) {
       if (const std::size_t peel = stream_peel(stream, y, n); peel != 0)
-        run_scalar(kernel, x, y, 0, i = peel, ix, scalar_operands<T, NP>{p, ss, v}, seq);
+        run_scalar(sk, x, y, 0, i = peel, ix, scalar_operands<T, NP>{p, ss, v}, seq);
       for (; i + L <= n; i += L)
         put(y + i, call_kernel(k, index_at(ix, i), load<B>(x + i), (v[I] ? load<B>(p[I] + i) : B(ss[I]))...));
       if (stream) stream_fence();
     }
-    if (i < n) run_scalar(kernel, x, y, i, n, ix, scalar_operands<T, NP>{p, ss, v}, seq);
-    return;
-  }
-  // The loaded loop; in a compact runner also every other piece, a row at a
-  // time (a constant piece is one row).
-  const bool rows_mode = Compact && pc.loaded && pc.rows != 0;
-  const std::size_t rows = rows_mode ? pc.rows : 1, n = rows_mode ? pc.cols : pc.n;
-  std::array<const T*, NP> p = pc.p;
-  const std::array<bool, NP> v = rows_mode ? std::array<bool, NP>{} : pc.vary;
-  std::array<T, NP> ss = pc.s;
-  for (std::size_t r = 0; r < rows; ++r) {
-    if (rows_mode) {
-      if (r != 0) ((p[I] += pc.row_stride[I]), ...);
-      ((ss[I] = *p[I]), ...);
-    }
-    const T* xr = x + r * n;
-    T* yr = y + r * n;
-    const element_index ixr = index_at(ix, r * n);
-    std::size_t i = 0;
-    if (simd) {
-      if (const std::size_t peel = stream_peel(stream, yr, n); peel != 0)
-        run_scalar(kernel, xr, yr, 0, i = peel, ixr, scalar_operands<T, NP>{p, ss, v}, seq);
-      for (;;) {  // once through, unless a batch is declined (as in the row loop)
-        bool declined = false;
-        for (; i + L <= n; i += L) {
-          bool ok = true;
-          const B res =
-              call_batch(k, ok, index_at(ixr, i), load<B>(xr + i), (v[I] ? load<B>(p[I] + i) : B(ss[I]))...);
-          if (!ok) {
-            declined = true;
-            break;
-          }
-          put(yr + i, res);
-        }
-        if (!declined) break;
-        run_scalar(kernel, xr, yr, i, i + L, ixr, scalar_operands<T, NP>{p, ss, v}, seq);
-        i += L;
+    if (i < n) run_scalar(sk, x, y, i, n, ix, scalar_operands<T, NP>{p, ss, v}, seq);
+  } else {
+    // The loaded loop; in a compact runner also every other piece, a row at a
+    // time (a constant piece is one row).
+    const bool rows_mode = Compact && pc.loaded && pc.rows != 0;
+    const std::size_t rows = rows_mode ? pc.rows : 1, n = rows_mode ? pc.cols : pc.n;
+    std::array<const T*, NP> p = pc.p;
+    const std::array<bool, NP> v = rows_mode ? std::array<bool, NP>{} : pc.vary;
+    std::array<T, NP> ss = pc.s;
+    for (std::size_t r = 0; r < rows; ++r) {
+      if (rows_mode) {
+        if (r != 0) ((p[I] += pc.row_stride[I]), ...);
+        ((ss[I] = *p[I]), ...);
       }
-      if (stream) stream_fence();
+      const T* xr = x + r * n;
+      T* yr = y + r * n;
+      const element_index ixr = index_at(ix, r * n);
+      std::size_t i = 0;
+      if (simd) {
+        if (const std::size_t peel = stream_peel(stream, yr, n); peel != 0)
+          run_scalar(sk, xr, yr, 0, i = peel, ixr, scalar_operands<T, NP>{p, ss, v}, seq);
+        for (;;) {  // once through, unless a batch is declined (as in the row loop)
+          bool declined = false;
+          for (; i + L <= n; i += L) {
+            bool ok = true;
+            const B res =
+                call_batch(k, ok, index_at(ixr, i), load<B>(xr + i), (v[I] ? load<B>(p[I] + i) : B(ss[I]))...);
+            if (!ok) {
+              declined = true;
+              break;
+            }
+            put(yr + i, res);
+          }
+          if (!declined) break;
+          run_scalar(sk, xr, yr, i, i + L, ixr, scalar_operands<T, NP>{p, ss, v}, seq);
+          i += L;
+        }
+        if (stream) stream_fence();
+      }
+      if (i < n) run_scalar(sk, xr, yr, i, n, ixr, scalar_operands<T, NP>{p, ss, v}, seq);
     }
-    if (i < n) run_scalar(kernel, xr, yr, i, n, ixr, scalar_operands<T, NP>{p, ss, v}, seq);
   }
 }
 
 /// Runs kernel k over the piece (run_piece_impl).
 template <class K, class T, std::size_t NP>
 void run_piece(const K& k, const piece<T, NP>& pc, bool simd) {
-  run_piece_impl<false>(k, pc, simd, std::make_index_sequence<NP>{});
+  run_piece_impl<piece_loops::both>(k, pc, simd, std::make_index_sequence<NP>{});
+}
+
+/// run_piece for constant and row-mode pieces only (the row loop): for an
+/// operator that runs its loaded pieces with a kernel of its own, compiled
+/// once for every rounding mode (FloatQuant).
+template <class K, class T, std::size_t NP>
+void run_piece_rows(const K& k, const piece<T, NP>& pc, bool simd) {
+  run_piece_impl<piece_loops::rows>(k, pc, simd, std::make_index_sequence<NP>{});
 }
 
 /// run_piece with the kernel inlined into the loaded loop only, which then
@@ -610,7 +649,7 @@ void run_piece(const K& k, const piece<T, NP>& pc, bool simd) {
 /// kernels on a rare path, or that only ever see loaded pieces.
 template <class K, class T, std::size_t NP>
 void run_piece_compact(const K& k, const piece<T, NP>& pc, bool simd) {
-  run_piece_impl<true>(k, pc, simd, std::make_index_sequence<NP>{});
+  run_piece_impl<piece_loops::compact>(k, pc, simd, std::make_index_sequence<NP>{});
 }
 
 /**
