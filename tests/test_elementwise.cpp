@@ -130,15 +130,12 @@ struct scalar_marked {
   scalar_form scalar_kernel() const noexcept { return {}; }
 };
 
-/// Runs kernel k on the piece with runner 0 (run_piece), 1
-/// (run_piece_compact) or 2 (run_piece_rows, whose loaded pieces fall back
-/// to the scalar loop).
+/// Runs kernel k on the piece with runner 0 (run_piece) or 1
+/// (run_piece_compact).
 template <class K, class T, std::size_t NP>
 void run_with(int runner, const K& k, const lowbit::detail::piece<T, NP>& pc, bool simd) {
   if (runner == 1)
     lowbit::detail::run_piece_compact(k, pc, simd);
-  else if (runner == 2)
-    lowbit::detail::run_piece_rows(k, pc, simd);
   else
     lowbit::detail::run_piece(k, pc, simd);
 }
@@ -238,7 +235,7 @@ TEST_CASE("Pieces carry each element's flat output position: 1 and 2 threads, SI
     const auto plan = lowbit::detail::make_engine_plan<2>(out, xd, {&pd, &sd}, yd);
     for (unsigned threads : {1u, 2u}) {
       for (bool simd : {true, false}) {
-        for (int runner : {0, 1, 2}) {  // run_piece, run_piece_compact, run_piece_rows
+        for (int runner : {0, 1}) {  // run_piece, run_piece_compact
           CAPTURE(pt.name, threads, simd, runner);
           lowbit::execution ex;
           ex.threads = threads;
@@ -307,7 +304,7 @@ TEST_CASE("A declining kernel's declined batches are computed on the scalar path
     const lowbit::shape out(pt.ext.begin(), pt.ext.end());
     const auto plan = lowbit::detail::make_engine_plan<2>(out, xd, {&pd, &sd}, yd);
     for (bool simd : {true, false}) {
-      for (int runner : {0, 1, 2}) {  // run_piece, run_piece_compact, run_piece_rows
+      for (int runner : {0, 1}) {  // run_piece, run_piece_compact
         CAPTURE(pt.name, simd, runner);
         std::fill(y.begin(), y.end(), -1.0);
         lowbit::detail::elementwise(plan, x.data(), std::array<const double*, 2>{p0.data(), &p1}, y.data(),
@@ -324,10 +321,7 @@ TEST_CASE("A declining kernel's declined batches are computed on the scalar path
         }
         CHECK(bad == 0);
         CHECK(unmarked_negative == 0);
-        // The rows runner computes a loaded piece (not in row mode) on the
-        // scalar loop whole.
-        const bool loaded = !pt.pext.empty() && pt.pext.back() != 1;
-        if (simd && !(runner == 2 && loaded))
+        if (simd)
           CHECK(scalar < n / 2);  // most batches were not declined
         else
           CHECK(scalar == n);
@@ -366,7 +360,7 @@ TEST_CASE("The scalar loop runs a kernel's scalar_kernel: tails, peels, declines
     const auto plan = lowbit::detail::make_engine_plan<2>(out, xd, {&pd, &sd}, yd);
     const std::size_t L = lowbit::detail::batch<double>::size;
     for (bool simd : {true, false}) {
-      for (int runner : {0, 1, 2}) {
+      for (int runner : {0, 1}) {
         CAPTURE(pt.name, simd, runner);
         std::fill(y.begin(), y.end(), -1.0);
         lowbit::detail::elementwise(plan, x.data(), std::array<const double*, 2>{p0.data(), &p1}, y.data(),
@@ -382,10 +376,8 @@ TEST_CASE("The scalar loop runs a kernel's scalar_kernel: tails, peels, declines
         }
         CHECK(bad == 0);
         // The scalar path is all scalar_kernel; with SIMD at least the tail
-        // is (1003 and 17 are odd) and the batches are not. The rows runner
-        // sends a per-element piece to the scalar loop whole.
-        const bool all_scalar = !simd || L == 1 || (runner == 2 && pt.pext.size() == 1 && pt.pext[0] == n);
-        if (all_scalar)
+        // is (1003 and 17 are odd) and the batches are not.
+        if (!simd || L == 1)
           CHECK(marked == n);
         else
           CHECK((marked > 0 && marked < n));

@@ -213,8 +213,8 @@ struct float_quant_ref_any_kernel : fq_ref_eval {
  * batch with a lane that needs the general path is declined, and the
  * runner computes it on the scalar loop (declining_kernel), which takes
  * both paths: the batch loops hold the fast path only. `Round` is
- * fq_round_fixed<M> (one kernel per mode, for constant and row-mode pieces)
- * or fq_round_any (one kernel for every mode, for the loaded pieces).
+ * fq_round_fixed<M>: one kernel per rounding mode (on per-element pieces a
+ * run-time mode, fq_round_any, was 1.1-1.2x slower).
  * St: the whole operator, q only, or q (passed as X) to Y (detail::stage).
  */
 template <class Round, stage St = stage::fake>
@@ -620,13 +620,8 @@ struct float_quant {
       if constexpr (!exact) {
         const detail::fq_ref_eval ev{div, thr, general, m_int, ebmin};
         if (general) return detail::run_piece_compact(detail::float_quant_ref_any_kernel<St>{ev, mode, ov}, pc, simd);
-        // Loaded pieces (a per-element scale): one loop for every mode, the
-        // mode a switch per batch beside the division.
-        if (pc.loaded && pc.rows == 0)
-          return detail::run_piece_compact(
-              detail::float_quant_ref_fast_kernel<detail::fq_round_any, St>{ev, {mode}, ov}, pc, simd);
         return detail::with_rounding_mode(mode, [&](auto mc) {
-          detail::run_piece_rows(detail::float_quant_ref_kernel<decltype(mc)::value, St>{ev, {}, ov}, pc, simd);
+          detail::run_piece(detail::float_quant_ref_kernel<decltype(mc)::value, St>{ev, {}, ov}, pc, simd);
         });
       } else {
         detail::with_rounding_mode(mode, [&](auto mc) {

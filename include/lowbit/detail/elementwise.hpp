@@ -465,9 +465,8 @@ LOWBIT_ALWAYS_INLINE std::size_t stream_peel(bool stream, const T* y, std::size_
 
 /// Which batch loops a runner compiles a kernel into (run_piece_impl).
 enum class piece_loops {
-  both,     ///< the row loop and the loaded loop
-  compact,  ///< the loaded loop alone, serving every piece
-  rows      ///< the row loop alone: constant and row-mode pieces
+  both,    ///< the row loop and the loaded loop
+  compact  ///< the loaded loop alone, serving every piece
 };
 
 /**
@@ -484,9 +483,8 @@ enum class piece_loops {
  *   parameter is loaded or splatted as `vary` says, a branch per batch that
  *   is always predicted, next to a division.
  *
- * `Loops` selects both (run_piece), the loaded loop alone serving every
- * piece (run_piece_compact) or the row loop alone (run_piece_rows). The
- * scalar loop runs scalar_kernel_of(kernel).
+ * `Loops` selects both (run_piece) or the loaded loop alone serving every
+ * piece (run_piece_compact). The scalar loop runs scalar_kernel_of(kernel).
  */
 template <piece_loops Loops, class K, class T, std::size_t NP, std::size_t... I>
 LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& kernel, const piece<T, NP>& pc, bool simd,
@@ -565,12 +563,7 @@ LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& kernel, const piece<T, NP>& pc
     }
     return;
   }
-  if constexpr (Loops == piece_loops::rows) {
-    // A loaded piece is the caller's to send elsewhere (run_piece_rows);
-    // should one come here, it is computed right, on the scalar loop.
-    run_scalar(sk, x, y, 0, pc.n, ix, scalar_operands<T, NP>{pc.p, pc.s, pc.vary}, seq);
-    return;
-  } else if constexpr (!Compact && !declining_kernel<K>) {
+  if constexpr (!Compact && !declining_kernel<K>) {
     // The loaded loop alone, as the general form below without rows and
     // declines, which GCC compiles to a slower loop (docs/performance.md).
     const std::size_t n = pc.n;
@@ -635,13 +628,6 @@ void run_piece(const K& k, const piece<T, NP>& pc, bool simd) {
   run_piece_impl<piece_loops::both>(k, pc, simd, std::make_index_sequence<NP>{});
 }
 
-/// run_piece for constant and row-mode pieces only (the row loop): for an
-/// operator that runs its loaded pieces with a kernel of its own, compiled
-/// once for every rounding mode (FloatQuant).
-template <class K, class T, std::size_t NP>
-void run_piece_rows(const K& k, const piece<T, NP>& pc, bool simd) {
-  run_piece_impl<piece_loops::rows>(k, pc, simd, std::make_index_sequence<NP>{});
-}
 
 /// run_piece with the kernel inlined into the loaded loop only, which then
 /// serves every piece (a constant one as one row of splats, row mode a row
