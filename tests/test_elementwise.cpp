@@ -171,6 +171,21 @@ std::vector<std::ptrdiff_t> row_major(const std::vector<std::size_t>& ext) {
   return str;
 }
 
+/// The engine plan of y = k(x, p0, p1) over the extents ext: x and y
+/// row-major, p0 row-major of extents pext (broadcast), p1 a scalar.
+lowbit::detail::engine_plan<2> plan_x_p0_p1(const std::vector<std::size_t>& ext,
+                                            const std::vector<std::size_t>& pext, const double* x,
+                                            const double* p0, const double* p1, double* y) {
+  const std::vector<std::ptrdiff_t> pstr = row_major(pext), xstr = row_major(ext);
+  const nd<const double> xd = view_of<const double>(x, ext, xstr);
+  const nd<const double> pd = view_of<const double>(p0, pext, pstr);
+  nd<const double> sd;
+  sd.rank = 0;
+  sd.data = p1;
+  const nd<double> yd = view_of<double>(y, ext, xstr);
+  return lowbit::detail::make_engine_plan<2>(lowbit::shape(ext.begin(), ext.end()), xd, {&pd, &sd}, yd);
+}
+
 /// The row-major positions of `ext`, each mapped to y's element offset.
 std::vector<std::ptrdiff_t> offsets(const std::vector<std::size_t>& ext, const std::vector<std::ptrdiff_t>& str) {
   std::size_t n = 1;
@@ -284,7 +299,7 @@ TEST_CASE("A declining kernel's declined batches are computed on the scalar path
     std::vector<double> p0(pn);
     for (std::size_t i = 0; i < pn; ++i) p0[i] = 2.0 + double(i % 5);
     const double p1 = 3.0;
-    const std::vector<std::ptrdiff_t> pstr = row_major(pt.pext), xstr = row_major(pt.ext);
+    const std::vector<std::ptrdiff_t> pstr = row_major(pt.pext);
     // p0 at each output position (numpy broadcasting), for the expected values.
     const std::vector<std::ptrdiff_t> po = offsets(pt.ext, [&] {
       std::vector<std::ptrdiff_t> st(pt.ext.size(), 0);
@@ -295,14 +310,7 @@ TEST_CASE("A declining kernel's declined batches are computed on the scalar path
       return st;
     }());
     std::vector<double> y(n);
-    const nd<const double> xd = view_of<const double>(x.data(), pt.ext, xstr);
-    const nd<const double> pd = view_of<const double>(p0.data(), pt.pext, pstr);
-    nd<const double> sd;
-    sd.rank = 0;
-    sd.data = &p1;
-    const nd<double> yd = view_of<double>(y.data(), pt.ext, xstr);
-    const lowbit::shape out(pt.ext.begin(), pt.ext.end());
-    const auto plan = lowbit::detail::make_engine_plan<2>(out, xd, {&pd, &sd}, yd);
+    const auto plan = plan_x_p0_p1(pt.ext, pt.pext, x.data(), p0.data(), &p1, y.data());
     for (bool simd : {true, false}) {
       for (int runner : {0, 1}) {  // run_piece, run_piece_compact
         CAPTURE(pt.name, simd, runner);
@@ -349,15 +357,7 @@ TEST_CASE("The scalar loop runs a kernel's scalar_kernel: tails, peels, declines
     for (std::size_t e : pt.pext) pn *= e;
     const std::vector<double> p0(pn, 2.0);
     const double p1 = 3.0;
-    const std::vector<std::ptrdiff_t> pstr = row_major(pt.pext), xstr = row_major(pt.ext);
-    const nd<const double> xd = view_of<const double>(x.data(), pt.ext, xstr);
-    const nd<const double> pd = view_of<const double>(p0.data(), pt.pext, pstr);
-    nd<const double> sd;
-    sd.rank = 0;
-    sd.data = &p1;
-    const nd<double> yd = view_of<double>(y.data(), pt.ext, xstr);
-    const lowbit::shape out(pt.ext.begin(), pt.ext.end());
-    const auto plan = lowbit::detail::make_engine_plan<2>(out, xd, {&pd, &sd}, yd);
+    const auto plan = plan_x_p0_p1(pt.ext, pt.pext, x.data(), p0.data(), &p1, y.data());
     const std::size_t L = lowbit::detail::batch<double>::size;
     for (bool simd : {true, false}) {
       for (int runner : {0, 1}) {
