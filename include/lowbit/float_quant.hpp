@@ -88,7 +88,7 @@ enum class fq_overflow { saturate, infinity, nan };
  *
  * `eval` is the whole evaluation, shared by the kernels below: `round`
  * rounds y to an integral value, `ov` resolves overflows, and with
- * `Decline` (a batch of float_quant_ref_fast_kernel) a batch that needs the
+ * `Decline` (a batch of float_quant_ref_kernel) a batch that needs the
  * general path is declined (`ok` false) instead.
  */
 struct fq_ref_eval : scale_divider {
@@ -175,7 +175,6 @@ struct fq_round_fixed {
   LOWBIT_ALWAYS_INLINE V operator()(V y) const noexcept {
     return detail::round_integral<semantics::reference, M>(y);
   }
-  static constexpr rounding_mode get() noexcept { return M; }
 };
 
 /// Rounds with the run-time mode (reference semantics): a switch per batch,
@@ -186,7 +185,6 @@ struct fq_round_any {
   LOWBIT_ALWAYS_INLINE V operator()(V y) const noexcept {
     return round_integral_any<semantics::reference>(y, mode);
   }
-  rounding_mode get() const noexcept { return mode; }
 };
 
 /**
@@ -208,36 +206,31 @@ struct float_quant_ref_any_kernel : fq_ref_eval {
 };
 
 /**
- * The reference kernel of the common case: a piece that takes the fast
- * path (fq_ref_eval, `general` false), with any overflow rule (`ov`). A
- * batch with a lane that needs the general path is declined, and the
- * runner computes it on the scalar loop (declining_kernel), which takes
- * both paths: the batch loops hold the fast path only. `Round` is
- * fq_round_fixed<M>: one kernel per rounding mode (on per-element pieces a
- * run-time mode, fq_round_any, was 1.1-1.2x slower).
+ * The reference kernel of the common case, one per rounding mode M: a
+ * piece that takes the fast path (fq_ref_eval, `general` false), with any
+ * overflow rule (`ov`). A batch with a lane that needs the general path is
+ * declined, and the runner computes it on the scalar loop
+ * (declining_kernel), which takes both paths: the mode's batch loops hold
+ * the fast path only. (On per-element pieces a run-time mode, fq_round_any,
+ * was 1.1-1.2x slower.)
  * St: the whole operator, q only, or q (passed as X) to Y (detail::stage).
  */
-template <class Round, stage St = stage::fake>
-struct float_quant_ref_fast_kernel : fq_ref_eval {
+template <rounding_mode M, stage St = stage::fake>
+struct float_quant_ref_kernel : fq_ref_eval {
   static constexpr bool may_decline = true;
-  Round round{};
   fq_overflow ov = fq_overflow::saturate;  ///< a branch per batch, always predicted
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V X, V scale, V mant, V emin, V maxv) const noexcept {
     bool ok = true;
-    return this->template eval<St, false>(ok, round, ov, X, scale, mant, emin, maxv);
+    return this->template eval<St, false>(ok, fq_round_fixed<M>{}, ov, X, scale, mant, emin, maxv);
   }
   /// The scalar loop's kernel, shared by every mode (scalar_kernel_of).
-  float_quant_ref_any_kernel<St> scalar_kernel() const noexcept { return {*this, round.get(), ov}; }
+  float_quant_ref_any_kernel<St> scalar_kernel() const noexcept { return {*this, M, ov}; }
   template <class V>
   LOWBIT_ALWAYS_INLINE V try_batch(bool& ok, V X, V scale, V mant, V emin, V maxv) const noexcept {
-    return this->template eval<St, true>(ok, round, ov, X, scale, mant, emin, maxv);
+    return this->template eval<St, true>(ok, fq_round_fixed<M>{}, ov, X, scale, mant, emin, maxv);
   }
 };
-
-/// The fast kernel of one rounding mode M.
-template <rounding_mode M, stage St = stage::fake>
-using float_quant_ref_kernel = float_quant_ref_fast_kernel<fq_round_fixed<M>, St>;
 
 /**
  * The exact semantics (FORMAT.md rule 7): e = floor(log2|x|) from the bits,
@@ -621,7 +614,7 @@ struct float_quant {
         const detail::fq_ref_eval ev{div, thr, general, m_int, ebmin};
         if (general) return detail::run_piece_compact(detail::float_quant_ref_any_kernel<St>{ev, mode, ov}, pc, simd);
         return detail::with_rounding_mode(mode, [&](auto mc) {
-          detail::run_piece(detail::float_quant_ref_kernel<decltype(mc)::value, St>{ev, {}, ov}, pc, simd);
+          detail::run_piece(detail::float_quant_ref_kernel<decltype(mc)::value, St>{ev, ov}, pc, simd);
         });
       } else {
         detail::with_rounding_mode(mode, [&](auto mc) {

@@ -463,12 +463,6 @@ LOWBIT_ALWAYS_INLINE std::size_t stream_peel(bool stream, const T* y, std::size_
   return stream ? std::min(n, (sizeof(B) - addr % sizeof(B)) % sizeof(B) / sizeof(T)) : std::size_t(0);
 }
 
-/// Which batch loops a runner compiles a kernel into (run_piece_impl).
-enum class piece_loops {
-  both,    ///< the row loop and the loaded loop
-  compact  ///< the loaded loop alone, serving every piece
-};
-
 /**
  * The kernel loops: `y[i] = k(x[i], params...)` over a piece. With `simd`,
  * whole batches, the scalar elements before (a peel) and after them (the
@@ -483,13 +477,12 @@ enum class piece_loops {
  *   parameter is loaded or splatted as `vary` says, a branch per batch that
  *   is always predicted, next to a division.
  *
- * `Loops` selects both (run_piece) or the loaded loop alone serving every
- * piece (run_piece_compact). The scalar loop runs scalar_kernel_of(kernel).
+ * `Compact`: the loaded loop alone, serving every piece (run_piece_compact).
+ * The scalar loop runs scalar_kernel_of(kernel).
  */
-template <piece_loops Loops, class K, class T, std::size_t NP, std::size_t... I>
+template <bool Compact, class K, class T, std::size_t NP, std::size_t... I>
 LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& kernel, const piece<T, NP>& pc, bool simd,
                                          std::index_sequence<I...> seq) {
-  constexpr bool Compact = Loops == piece_loops::compact;
   using B = batch<T>;
   constexpr std::size_t L = B::size;
   // Local copies of everything the loops read: a vector store may alias any
@@ -625,7 +618,7 @@ LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& kernel, const piece<T, NP>& pc
 /// Runs kernel k over the piece (run_piece_impl).
 template <class K, class T, std::size_t NP>
 void run_piece(const K& k, const piece<T, NP>& pc, bool simd) {
-  run_piece_impl<piece_loops::both>(k, pc, simd, std::make_index_sequence<NP>{});
+  run_piece_impl<false>(k, pc, simd, std::make_index_sequence<NP>{});
 }
 
 
@@ -635,7 +628,7 @@ void run_piece(const K& k, const piece<T, NP>& pc, bool simd) {
 /// kernels on a rare path, or that only ever see loaded pieces.
 template <class K, class T, std::size_t NP>
 void run_piece_compact(const K& k, const piece<T, NP>& pc, bool simd) {
-  run_piece_impl<piece_loops::compact>(k, pc, simd, std::make_index_sequence<NP>{});
+  run_piece_impl<true>(k, pc, simd, std::make_index_sequence<NP>{});
 }
 
 /**
