@@ -585,6 +585,9 @@ TEST_CASE("data_type: numbers too large for an int are out of range, not 'not a 
       {"FIXED<99999999999,3>", "(total width 99999999999 outside 1 to 64)"},
       {"FIXED<8,-99999999999>", "(integer width -99999999999 not from -64 to the total width - 1)"},
       {"FIXED<8, 99999999999 >", "(integer width 99999999999 not from -64 to the total width - 1)"},
+      {"FIXED<8,-2147483648>", "(integer width -2147483648 not from -64 to the total width - 1)"},  // INT_MIN
+      {"FIXED<8,-2147483649>", "(integer width -2147483649 not from -64 to the total width - 1)"},
+      {"FIXED<8,-0004294967296>", "(integer width -0004294967296 not from -64 to the total width - 1)"},
       {"SCALEDINT<99999999999>", "(bit width 99999999999 outside 1 to 64)"},
       {"FLOAT<99999999999,3>", "(exponent bits 99999999999 outside 1 to 8)"},
       {"FLOAT<4,-99999999999>", "(mantissa bits -99999999999 outside 0 to 23)"},
@@ -603,6 +606,10 @@ TEST_CASE("data_type: numbers too large for an int are out of range, not 'not a 
   CHECK_THAT(parse_error("INT-8"), contains_substring("(the bit width is not a number)"));
   CHECK_THAT(parse_error("INTx"), contains_substring("(the bit width is not a number)"));
   CHECK_THAT(parse_error("FIXED<8,->"), contains_substring("(expected FIXED<w,i> with two integers)"));
+  CHECK_THAT(parse_error("FIXED<-,3>"), contains_substring("(expected FIXED<w,i> with two integers)"));
+  // Leading zeros are digits (as std::from_chars reads them).
+  CHECK(lowbit::data_type::parse("INT008") == lowbit::data_type::parse("INT8"));
+  CHECK(lowbit::data_type::parse("FIXED<08,-03>") == lowbit::data_type::parse("FIXED<8,-3>"));
 }
 
 TEST_CASE("data_type: a name with NUL, control or non-ASCII bytes is quoted whole, a long one bounded",

@@ -27,12 +27,12 @@
 #include <string>
 #include <type_traits>
 #include <utility>
-#include <vector>
 
 #include "bipolar_quant.hpp"
 #include "code_type.hpp"
 #include "broadcast.hpp"
 #include "config.hpp"
+#include "detail/buffer.hpp"
 #include "detail/code_checks.hpp"
 #include "detail/driver.hpp"
 #include "detail/elementwise.hpp"
@@ -154,7 +154,7 @@ void dequantize_of(const Op& op, call_args<Op, T>& a, const nd<const C>& cd, nd<
     check_dequantize_output(Op::name, yd, s, cd, a.named());
   });
   const bool bits = protocol_access::check_codes<C, stage::dequant>(op, a);
-  const std::vector<T> v = codes_to_values<T>(Op::name, cd, bits);
+  const buffer<T> v = codes_to_values<T>(Op::name, cd, bits);
   const nd<const T> xd = row_major_nd<T>(cd.get_shape(), v.data());
   a.t[0] = &xd;
   execute<stage::dequant>(op, a, out, yd);
@@ -184,7 +184,7 @@ void read_dequantize_args(F&& f, const Codes& codes, Y&& y, const P&... p) {
  */
 template <class C, class T, class Run>
 void write_codes(const char* op, const shape& out, const nd<const T>& x, nd<C>& cd, bool bits, Run&& run) {
-  std::vector<T> q(out.count());
+  buffer<T> q(out.count());
   nd<T> qd;
   set_row_major(qd, out.rank(), out.begin());
   qd.data = q.data();
@@ -230,9 +230,9 @@ void write_codes(const char* op, const shape& out, const nd<const T>& x, nd<C>& 
 /// Codes to lane values (row-major, the codes' shape), for stage dequant.
 /// `bits`: 0 -> -1, 1 -> +1, anything else rejected.
 template <class T, class C>
-std::vector<T> codes_to_values(const char* op, const nd<const C>& cd, bool bits) {
+buffer<T> codes_to_values(const char* op, const nd<const C>& cd, bool bits) {
   const std::size_t n = cd.get_shape().count();
-  std::vector<T> v(n);
+  buffer<T> v(n);
   bool bad = false;
   if (is_row_major(cd) && !bits) {
     const C* const c = cd.data;
@@ -524,12 +524,12 @@ void quantize_codes(const minifloat_quant<S>& mq, const X& x, const Scale& scale
         const shape out = detail::validate(op, a, "x", [&](const shape& s) {
           detail::check_codes_output(Op::name, cd, s, detail::named_with_x(a));
         });
-        std::vector<T> q(out.count());
+        detail::buffer<T> q(out.count());
         detail::nd<T> qd;
         detail::set_row_major(qd, out.rank(), out.begin());
         qd.data = q.data();
         detail::execute<detail::stage::code>(op, a, out, qd);
-        std::vector<C> c(q.size());
+        detail::buffer<C> c(q.size());
         for (std::size_t i = 0; i < q.size(); ++i) {
           try {
             c[i] = static_cast<C>(encode_minifloat(f, q[i]));
@@ -563,7 +563,7 @@ void dequantize(const minifloat_quant<S>& mq, const Codes& codes, const Scale& s
         const shape out = detail::validate(op, a, "codes", [&](const shape& s) {
           detail::check_dequantize_output(Op::name, yd, s, cd, a.named());
         });
-        std::vector<T> v(cd.get_shape().count());
+        detail::buffer<T> v(cd.get_shape().count());
         const int nbits = detail::minifloat_bits(f);
         // A code is a bit pattern 0 .. 2^nbits - 1 (nbits <= C's digits: a
         // signed C's negative values are never patterns).

@@ -22,13 +22,11 @@
 #define LOWBIT_DATA_TYPE_HPP
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <string_view>
-#include <system_error>
 
 #include "config.hpp"
 #include "detail/quote.hpp"
@@ -92,14 +90,22 @@ class data_type {
     // A number too large for an int becomes INT_MAX (INT_MIN if negative),
     // which every range check below rejects, naming its digits.
     auto parse_int = [&](std::string_view rest, int k) -> const char* {
+      // std::from_chars's rule for an int (an optional '-', then decimal
+      // digits), by hand: <charconv> instantiates its to_chars for every
+      // integer type in each translation unit that includes it.
       const char* const first = rest.data();
       const char* const last = rest.data() + rest.size();
-      auto [p, ec] = std::from_chars(first, last, nums[k]);
-      if (ec == std::errc::result_out_of_range) {
-        nums[k] = *first == '-' ? std::numeric_limits<int>::min() : std::numeric_limits<int>::max();
-      } else if (ec != std::errc()) {
-        return nullptr;
-      }
+      const char* p = first;
+      const bool neg = p != last && *p == '-';
+      if (neg) ++p;
+      const char* const digits = p;
+      long long v = 0;  // saturates just above the magnitude of INT_MIN
+      for (; p != last && *p >= '0' && *p <= '9'; ++p) v = std::min(v * 10 + (*p - '0'), 1LL << 32);
+      if (p == digits) return nullptr;
+      if (neg) v = -v;
+      nums[k] = v < std::numeric_limits<int>::min()   ? std::numeric_limits<int>::min()
+                : v > std::numeric_limits<int>::max() ? std::numeric_limits<int>::max()
+                                                      : static_cast<int>(v);
       texts[k] = std::string_view(first, static_cast<std::size_t>(p - first));
       return p;
     };

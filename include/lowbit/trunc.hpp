@@ -17,7 +17,6 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
-#include <vector>
 
 #include "attributes.hpp"
 #include "broadcast.hpp"

@@ -13,7 +13,6 @@
 #include <cstdio>
 #include <cstddef>
 #include <initializer_list>
-#include <iterator>
 #include <limits>
 #include <span>
 #include <string>

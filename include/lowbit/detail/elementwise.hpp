@@ -23,7 +23,6 @@
 #include <string>
 #include <type_traits>
 #include <utility>
-#include <vector>
 
 #include "../broadcast.hpp"
 #include "../config.hpp"

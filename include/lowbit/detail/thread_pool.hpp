@@ -10,22 +10,28 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <string>
-#include <vector>
+#include <utility>
 
-// std::thread, std::mutex and the steady clock. With libstdc++, the headers
-// that define just these: <thread>, <mutex> and <chrono> also bring jthread,
-// stop tokens, timed mutexes and the C++20 calendar, parsed by every
-// translation unit that includes lowbit (docs/performance.md, "Compile time").
-#if defined(__GLIBCXX__) && __has_include(<bits/std_thread.h>) && __has_include(<bits/std_mutex.h>) && \
-    __has_include(<bits/chrono.h>)
-#include <bits/chrono.h>
+// std::thread and std::mutex. With libstdc++, the headers that define just
+// these: <thread> and <mutex> also bring jthread, stop tokens, timed mutexes
+// and <chrono> with the C++20 calendar, parsed by every translation unit
+// that includes lowbit (docs/performance.md, "Compile time"). The spin limit
+// reads the monotonic clock through POSIX clock_gettime where there is one,
+// for the same reason, and through std::chrono::steady_clock elsewhere.
+#if defined(__GLIBCXX__) && __has_include(<bits/std_thread.h>) && __has_include(<bits/std_mutex.h>)
 #include <bits/std_mutex.h>
 #include <bits/std_thread.h>
 #else
-#include <chrono>
 #include <mutex>
 #include <thread>
+#endif
+#if defined(__unix__) || defined(__APPLE__)
+#include <time.h>
+#define LOWBIT_DETAIL_CLOCK_GETTIME 1
+#else
+#include <chrono>
 #endif
 
 #include "../config.hpp"
@@ -49,20 +55,40 @@ inline void spin_pause() noexcept {
 #endif
 }
 
+/// Nanoseconds of a monotonic clock (the origin is unspecified).
+inline std::uint64_t monotonic_ns() noexcept {
+#ifdef LOWBIT_DETAIL_CLOCK_GETTIME
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<std::uint64_t>(t.tv_sec) * 1000000000u + static_cast<std::uint64_t>(t.tv_nsec);
+#else
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+#endif
+}
+
 /**
  * The pool's threads spin for a while before they block. Blocking alone
  * costs a wake-up per call (a futex, and on a
  * virtual machine an interrupt to a halted virtual CPU), which can outweigh
  * the work of a part of a few million elements; spinning threads take the
  * next part without one (docs/performance.md, "Threads").
+ * In nanoseconds.
  */
-inline constexpr std::chrono::microseconds worker_spin{200}, caller_spin{2000};
+inline constexpr std::uint64_t worker_spin_ns = 200000, caller_spin_ns = 2000000;
 
-class thread_pool {
+/**
+ * A template only so that nothing of it (std::thread, the clock, the
+ * atomics' waits) is instantiated in a translation unit that makes no
+ * operator call; `thread_pool` is the one instance.
+ */
+template <class Tag = void>
+class basic_thread_pool {
  public:
   /// The process-wide pool (created on first use, joined at exit).
-  static thread_pool& instance() {
-    static thread_pool pool;
+  static basic_thread_pool& instance() {
+    static basic_thread_pool pool;
     return pool;
   }
 
@@ -104,7 +130,7 @@ class thread_pool {
     }
     if (done_ != n_) {
       m_.unlock();
-      spin_until([&] { return done_count_.load(std::memory_order_acquire) == n; }, caller_spin);
+      spin_until([&] { return done_count_.load(std::memory_order_acquire) == n; }, caller_spin_ns);
       for (std::size_t d; (d = done_count_.load(std::memory_order_acquire)) != n;) done_count_.wait(d);
       m_.lock();
     }
@@ -114,43 +140,52 @@ class thread_pool {
     m_.unlock();
   }
 
-  thread_pool(const thread_pool&) = delete;
-  thread_pool& operator=(const thread_pool&) = delete;
+  basic_thread_pool(const basic_thread_pool&) = delete;
+  basic_thread_pool& operator=(const basic_thread_pool&) = delete;
 
-  ~thread_pool() {
+  ~basic_thread_pool() {
     m_.lock();
     stop_ = true;
     stop_flag_.store(true, std::memory_order_release);
     work_epoch_.fetch_add(1, std::memory_order_release);
     m_.unlock();
     work_epoch_.notify_all();
-    for (std::thread& t : workers_) t.join();
+    for (std::size_t i = 0; i < nworkers_; ++i) workers_[i].join();
+    delete[] workers_;
   }
 
  private:
-  thread_pool() = default;
+  basic_thread_pool() = default;
 
   static void run_here(std::size_t n, const std::function<void(std::size_t)>& task) {
     for (std::size_t i = 0; i < n; ++i) task(i);
   }
 
-  /// Spins until pred() or `limit` has passed.
+  /// Spins until pred() or `limit_ns` nanoseconds have passed.
   template <class Pred>
-  static void spin_until(Pred&& pred, std::chrono::microseconds limit) {
-    const auto until = std::chrono::steady_clock::now() + limit;
+  static void spin_until(Pred&& pred, std::uint64_t limit_ns) {
+    const std::uint64_t start = monotonic_ns();
     for (unsigned k = 0;; ++k) {
       if (pred()) return;
       spin_pause();
-      if ((k & 255) == 255 && std::chrono::steady_clock::now() >= until) return;
+      if ((k & 255) == 255 && monotonic_ns() - start >= limit_ns) return;
     }
   }
 
   /// Ensures at least `count` workers; false if a thread cannot be started.
   bool grow(std::size_t count) {
+    if (nworkers_ >= count) return true;
     try {
-      while (workers_.size() < count) workers_.emplace_back([this] { work(); });
-    } catch (...) {  // std::system_error: no thread could be started
-      return !workers_.empty() || count == 0;
+      if (count > capacity_) {
+        std::thread* const more = new std::thread[count];
+        for (std::size_t i = 0; i < nworkers_; ++i) more[i] = std::move(workers_[i]);
+        delete[] workers_;
+        workers_ = more;
+        capacity_ = count;
+      }
+      for (; nworkers_ < count; ++nworkers_) workers_[nworkers_] = std::thread([this] { work(); });
+    } catch (...) {  // std::bad_alloc or std::system_error: no thread could be started
+      return nworkers_ != 0;
     }
     return true;
   }
@@ -164,7 +199,7 @@ class thread_pool {
         m_.unlock();
         spin_until([&] {
           return has_work_.load(std::memory_order_acquire) || stop_flag_.load(std::memory_order_acquire);
-        }, worker_spin);
+        }, worker_spin_ns);
         work_epoch_.wait(epoch, std::memory_order_acquire);
         m_.lock();
         continue;
@@ -187,7 +222,10 @@ class thread_pool {
 
   std::mutex busy_;  // held by the call that owns the pool
   std::mutex m_;     // guards everything below but the atomics
-  std::vector<std::thread> workers_;
+  // nworkers_ started, room for capacity_ (a plain pointer: a unique_ptr of
+  // threads would be instantiated with the class, used or not)
+  std::thread* workers_ = nullptr;
+  std::size_t nworkers_ = 0, capacity_ = 0;
   const std::function<void(std::size_t)>* task_ = nullptr;
   std::size_t n_ = 0, next_ = 0, done_ = 0;
   bool stop_ = false;
@@ -196,8 +234,11 @@ class thread_pool {
   std::atomic<std::size_t> done_count_{0};
 };
 
+using thread_pool = basic_thread_pool<>;
+
 /// The number of parts a call on `count` elements is cut into.
-inline std::size_t parallel_parts(const execution& exec, std::size_t count) noexcept {
+template <class Tag = void>
+std::size_t parallel_parts(const execution& exec, std::size_t count) noexcept {
   std::size_t t = exec.threads;
   if (t == 0) t = std::max(1u, std::thread::hardware_concurrency());
   if (t <= 1) return 1;
@@ -210,9 +251,10 @@ inline std::size_t parallel_parts(const execution& exec, std::size_t count) noex
 /// never run (it would write outside the output), and unless every part
 /// ran exactly once, lowbit::error is thrown after it returns (the output
 /// is then unspecified: parts of it may not be written).
-inline void parallel_run(const execution& exec, std::size_t n, const std::function<void(std::size_t)>& task) {
+template <class Tag = void>
+void parallel_run(const execution& exec, std::size_t n, const std::function<void(std::size_t)>& task) {
   if (!exec.executor) {
-    thread_pool::instance().run(n, task);
+    basic_thread_pool<Tag>::instance().run(n, task);
     return;
   }
   std::atomic<std::size_t> ran{0}, outside{0};
