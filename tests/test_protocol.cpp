@@ -2,7 +2,9 @@
 // Tests for include/lowbit/detail/protocol.hpp: the operator protocol, and
 // that every element-wise operator declares it consistently.
 #include <lowbit/lowbit.hpp>
+#include <lowbit/detail/block.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -97,6 +99,87 @@ struct toy_grid {
   };
 };
 static_assert(lowbit::detail::complete_operator<toy_grid>);
+
+// A block-scaled operator with a side output, declared the same way: blocks
+// of `block` elements along x's last axis (the last one ragged) share a
+// step unit * 2^e, e the smallest integer with 7 * 2^e >= the block's
+// max |x| (0 for a block of zeros), found by the engine's block reduction;
+// q = round_half_even(x / step). Its code stage writes the codes and, as a
+// second output, each block's e.
+template <class T>
+int toy_block_exponent(T amax) {
+  if (!(amax > T(0))) return 0;
+  int e = std::ilogb(amax) - 3;
+  while (std::ldexp(7.0L, e) < static_cast<long double>(amax)) ++e;
+  return e;
+}
+
+struct toy_block {
+  lowbit::execution exec{};
+  std::size_t block = 2;
+  static constexpr const char* name = "toy_block";
+  using inputs = names<"unit">;
+  using operands = names<"step">;
+  using code_outputs = names<"codes", "exponents">;
+  static constexpr bool accepts_double = false;
+  static constexpr auto attributes() { return std::tuple<>{}; }
+
+  template <class X, class Unit, class Y>
+  void operator()(const X& x, const Unit& unit, Y&& y) const {
+    ld::call(*this, std::forward<Y>(y), x, unit);
+  }
+
+ private:
+  friend struct ld::protocol_access;
+  template <class T>
+  using args = ld::call_args<toy_block, T>;
+  void check_attributes() const {
+    if (block == 0) throw lowbit::error("toy_block: block = 0; expected at least 1");
+  }
+  template <class T>
+  void check_values(const args<T>& a) const {
+    if (a.template get<"unit">().rank != 0) throw lowbit::error("toy_block: unit must be a scalar");
+    if (a.x().rank == 0) throw lowbit::error("toy_block: x must have an axis");
+    ld::check_scale_positive(name, "unit", a.template get<"unit">());
+  }
+  template <class C, ld::stage, class T>
+  bool check_codes(const args<T>&) const {
+    return false;
+  }
+  template <class T>
+  std::array<lowbit::shape, 1> side_shapes(const args<T>&, const lowbit::shape& out) const {
+    return {ld::block_shape(out, {out.rank() - 1, block})};
+  }
+  template <class T>
+  struct state {
+    std::array<const ld::nd<const T>*, 1> ops{};
+    ld::buffer<T> amax, step;
+    ld::nd<const T> step_d;
+    state(const toy_block& op, const args<T>& a, const lowbit::shape& out)
+        : amax(ld::block_shape(out, {out.rank() - 1, op.block}).count()), step(out.count()) {
+      if (out.count() == 0) return;
+      const ld::block_layout bl{out.rank() - 1, op.block};
+      ld::block_reduce(a.x(), bl, amax.data(), ld::max_abs_reduction<T>{});
+      const T unit = *a.template get<"unit">().data;
+      const std::size_t n = out[out.rank() - 1], nb = (n + op.block - 1) / op.block;
+      for (std::size_t i = 0; i < out.count(); ++i)
+        step[i] = std::ldexp(unit, toy_block_exponent(amax[i / n * nb + i % n / op.block]));
+      ld::set_row_major(step_d, out.rank(), out.begin());
+      step_d.data = step.data();
+      ops[0] = &step_d;
+    }
+    template <ld::stage St>
+    void run(const ld::piece<T, 1>& pc, bool simd) const {
+      ld::run_piece(toy_grid_kernel<St>{}, pc, simd);
+    }
+    template <std::size_t I>
+    void side(T* values) const {
+      static_assert(I == 0);
+      for (std::size_t b = 0; b < amax.size(); ++b) values[b] = static_cast<T>(toy_block_exponent(amax[b]));
+    }
+  };
+};
+static_assert(lowbit::detail::complete_operator<toy_block>);
 // A type without the declarations does not.
 static_assert(!element_operator<int>);
 static_assert(!element_operator<lowbit::minifloat_quant<>>, "minifloat_quant is a preset front end of float_quant");
@@ -158,4 +241,91 @@ TEST_CASE("A new operator runs through the generic driver and codes stages", "[p
   std::vector<std::int8_t> small(6, 9);
   CHECK_THROWS_WITH(lowbit::quantize_codes(toy_grid{}, x, 0.01f, small), lowbit_test::contains_substring("codes[1] would be q = -130"));
   CHECK(small == std::vector<std::int8_t>(6, 9));
+}
+
+TEST_CASE("A code stage writes every declared output (codes and block exponents), or none", "[protocol][codes]") {
+  using lowbit::strided_view;
+  // Blocks of 2 along the last axis of [2, 5]: the third block of each row
+  // is ragged (one element).
+  const std::vector<float> x{0.3f, -2.9f, 6.0f, 0.0f, 0.75f,  //
+                             100.0f, 1.0f, -0.001f, 0.0f, 0.0f};
+  const auto xv = strided_view<const float>(x.data(), {2, 5});
+  // e per block: 2.9 -> -1 (7 * 0.5 >= 2.9), 6 -> 0, 0.75 -> -3, 100 -> 4,
+  // 0.001 -> -12, a block of zeros -> 0.
+  const std::vector<std::int8_t> want_e{-1, 0, -3, 4, -12, 0};
+  const std::vector<std::int8_t> want_c{1, -6, 6, 0, 6, 6, 0, -4, 0, 0};
+  for (unsigned threads : {1u, 2u}) {
+    INFO("threads " << threads);
+    toy_block op;
+    op.exec.threads = threads;
+    op.exec.min_elements_per_thread = 1;
+    std::vector<std::int8_t> c(10), e(6);
+    lowbit::quantize_codes(op, xv, 1.0f, strided_view<std::int8_t>(c.data(), {2, 5}),
+                           strided_view<std::int8_t>(e.data(), {2, 3}));
+    CHECK(c == want_c);
+    CHECK(e == want_e);
+    // The fake-quantized output is codes * 2^e, bit for bit.
+    std::vector<float> y(10);
+    op(xv, 1.0f, strided_view<float>(y.data(), {2, 5}));
+    for (std::size_t i = 0; i < 10; ++i) {
+      INFO(i);
+      CHECK(lowbit_test::bits(y[i]) == lowbit_test::bits(std::ldexp(float(want_c[i]), want_e[i / 5 * 3 + i % 5 / 2])));
+    }
+  }
+  // Every output is validated before any is written.
+  const std::vector<std::int8_t> c_init(10, 9), e_init(6, 9);
+  auto codes_untouched = [&](auto&& run, const char* what) {
+    INFO(what);
+    std::vector<std::int8_t> c = c_init, e = e_init;
+    run(c, e);
+    CHECK(c == c_init);
+    CHECK(e == e_init);
+  };
+  codes_untouched(
+      [&](auto& c, auto& e) {
+        CHECK_THROWS_WITH(lowbit::quantize_codes(toy_block{}, xv, 1.0f, strided_view<std::int8_t>(c.data(), {2, 5}),
+                                                 strided_view<std::int8_t>(e.data(), {2, 2})),
+                          lowbit_test::contains_substring("toy_block: exponents has shape [2, 2]; expected the shape [2, 3]"));
+      },
+      "a side output of the wrong shape");
+  codes_untouched(
+      [&](auto& c, auto& e) {
+        // The exponents on the codes' bytes.
+        CHECK_THROWS_WITH(lowbit::quantize_codes(toy_block{}, xv, 1.0f, strided_view<std::int8_t>(c.data(), {2, 5}),
+                                                 strided_view<std::int8_t>(c.data() + 2, {2, 3})),
+                          lowbit_test::contains_substring("toy_block: exponents (shape [2, 3], strides [3, 1]) overlaps codes"));
+        (void)e;
+      },
+      "a side output overlapping the codes");
+  {
+    // The exponents on x's bytes: x is never overwritten either.
+    std::vector<float> xs = x;
+    std::vector<std::int8_t> c = c_init;
+    CHECK_THROWS_WITH(
+        lowbit::quantize_codes(toy_block{}, strided_view<const float>(xs.data(), {2, 5}), 1.0f,
+                               strided_view<std::int8_t>(c.data(), {2, 5}),
+                               strided_view<std::int8_t>(reinterpret_cast<std::int8_t*>(xs.data()), {2, 3})),
+        lowbit_test::contains_substring("toy_block: exponents (shape [2, 3], strides [3, 1]) overlaps x"));
+    CHECK(xs == x);
+    CHECK(c == c_init);
+  }
+  {
+    // A side value without a code: negative exponents in uint8.
+    std::vector<std::int8_t> c = c_init;
+    std::vector<std::uint8_t> e(6, 9);
+    CHECK_THROWS_WITH(lowbit::quantize_codes(toy_block{}, xv, 1.0f, strided_view<std::int8_t>(c.data(), {2, 5}),
+                                             strided_view<std::uint8_t>(e.data(), {2, 3})),
+                      lowbit_test::contains_substring("toy_block: exponents[0, 0] would be -1; expected an integer "
+                                                      "from 0 to 255 (uint8 codes)"));
+    CHECK(c == c_init);
+    CHECK(e == std::vector<std::uint8_t>(6, 9));
+  }
+  codes_untouched(
+      [&](auto& c, auto& e) {
+        // A q without a code (a unit of 1/64 makes q = 64 * 6): the exponents are not written either.
+        CHECK_THROWS_WITH(lowbit::quantize_codes(toy_block{}, xv, 0.015625f, strided_view<std::int8_t>(c.data(), {2, 5}),
+                                                 strided_view<std::int8_t>(e.data(), {2, 3})),
+                          lowbit_test::contains_substring("toy_block: codes[0, 1] would be q = -371 (x = -2.9"));
+      },
+      "a code outside int8");
 }

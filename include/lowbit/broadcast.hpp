@@ -147,6 +147,59 @@ struct loop_plan {
   std::ptrdiff_t inner_stride(std::size_t k) const noexcept { return str[k][rank - 1]; }
 };
 
+/**
+ * make_plan's work, once for any number of operands: `nops` descriptors
+ * `ops`, strides written to `str[k]`. Returns the plan's rank (ext holds
+ * its extents); the count is the caller's. Not a template, so that a
+ * translation unit compiles it once, whatever the operand counts it plans.
+ */
+inline std::size_t make_plan_dims(const shape& out, const nd_geom* const* ops, std::size_t nops,
+                                  std::array<std::size_t, max_rank>& ext,
+                                  std::array<std::ptrdiff_t, max_rank>* str) noexcept {
+  const std::size_t R = out.rank();
+  // Walk the broadcast dimensions from the innermost out, dropping size-1
+  // dimensions and merging a dimension into the one inside it when every
+  // operand steps through both as one. Collected innermost first, then
+  // reversed.
+  std::size_t n = 0;
+  for (std::size_t d = R; d-- > 0;) {
+    if (out[d] == 1) continue;
+    bool merge = n > 0;
+    for (std::size_t k = 0; k < nops; ++k) {
+      const nd_geom& o = *ops[k];
+      const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(d) - static_cast<std::ptrdiff_t>(R - o.rank);
+      const std::ptrdiff_t s = (j < 0 || o.ext[static_cast<std::size_t>(j)] == 1) ? 0 : o.str[static_cast<std::size_t>(j)];
+      if (merge) {
+        // s == str * ext, without computing a product that overflows (a
+        // stride that fits in std::ptrdiff_t never equals one that does not).
+        const std::ptrdiff_t in = str[k][n - 1];
+        const std::size_t e = ext[n - 1];
+        constexpr std::size_t pmax = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
+        const std::size_t mag = in < 0 ? std::size_t(0) - static_cast<std::size_t>(in) : static_cast<std::size_t>(in);
+        merge = in == 0 ? s == 0 : e <= pmax && mag <= pmax / e && s == in * static_cast<std::ptrdiff_t>(e);
+      }
+      str[k][n] = s;  // slot n is free: kept only if the dimension is not merged
+    }
+    if (merge) {
+      ext[n - 1] *= out[d];
+    } else {
+      ext[n] = out[d];
+      ++n;
+    }
+  }
+  if (n < max_rank)  // a merged dimension's strides were left in slot n
+    for (std::size_t k = 0; k < nops; ++k) str[k][n] = 0;
+  if (n == 0) {  // a single element
+    ext[0] = 1;
+    return 1;
+  }
+  for (std::size_t r = 0; r < n / 2; ++r) {
+    std::swap(ext[r], ext[n - 1 - r]);
+    for (std::size_t k = 0; k < nops; ++k) std::swap(str[k][r], str[k][n - 1 - r]);
+  }
+  return n;
+}
+
 /// Builds the plan for operands whose nd descriptors are `ops`, against the
 /// broadcast shape `out` (each operand must broadcast to it).
 template <std::size_t N>
@@ -154,50 +207,7 @@ loop_plan<N> make_plan(const shape& out, const std::array<const nd_geom*, N>& op
   loop_plan<N> p;
   p.count = out.count();
   if (p.count == 0) return p;
-  const std::size_t R = out.rank();
-  // Walk the broadcast dimensions from the innermost out, dropping size-1
-  // dimensions and merging a dimension into the one inside it when every
-  // operand steps through both as one. Collected innermost first.
-  std::array<std::size_t, max_rank> ext;
-  std::array<std::array<std::ptrdiff_t, max_rank>, N> str;
-  std::size_t n = 0;
-  for (std::size_t d = R; d-- > 0;) {
-    if (out[d] == 1) continue;
-    std::array<std::ptrdiff_t, N> s;
-    for (std::size_t k = 0; k < N; ++k) {
-      const auto& o = *ops[k];
-      const std::ptrdiff_t j = static_cast<std::ptrdiff_t>(d) - static_cast<std::ptrdiff_t>(R - o.rank);
-      s[k] = (j < 0 || o.ext[static_cast<std::size_t>(j)] == 1) ? 0 : o.str[static_cast<std::size_t>(j)];
-    }
-    bool merge = n > 0;
-    for (std::size_t k = 0; k < N && merge; ++k) {
-      // s[k] == str * ext, without computing a product that overflows (a
-      // stride that fits in std::ptrdiff_t never equals one that does not).
-      const std::ptrdiff_t in = str[k][n - 1];
-      const std::size_t e = ext[n - 1];
-      constexpr std::size_t pmax = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
-      const std::size_t mag = in < 0 ? std::size_t(0) - static_cast<std::size_t>(in) : static_cast<std::size_t>(in);
-      merge = in == 0 ? s[k] == 0
-                      : e <= pmax && mag <= pmax / e && s[k] == in * static_cast<std::ptrdiff_t>(e);
-    }
-    if (merge) {
-      ext[n - 1] *= out[d];
-    } else {
-      ext[n] = out[d];
-      for (std::size_t k = 0; k < N; ++k) str[k][n] = s[k];
-      ++n;
-    }
-  }
-  if (n == 0) {  // a single element
-    p.rank = 1;
-    p.ext[0] = 1;
-    return p;
-  }
-  p.rank = n;
-  for (std::size_t r = 0; r < n; ++r) {
-    p.ext[r] = ext[n - 1 - r];
-    for (std::size_t k = 0; k < N; ++k) p.str[k][r] = str[k][n - 1 - r];
-  }
+  p.rank = make_plan_dims(out, ops.data(), N, p.ext, p.str.data());
   return p;
 }
 

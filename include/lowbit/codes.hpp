@@ -131,16 +131,120 @@ std::array<std::pair<const char*, const nd<const T>*>, 1 + Op::inputs::size> nam
 }
 
 /**
- * The codes stage of any operator with integer codes (detail/driver.hpp):
- * validate as the operator does, with the codes as its output (their shape,
- * and no byte shared with x or an input), let the operator check the code
- * type (check_codes), run stage `code` and write the codes.
+ * Checks that every value of `q` (row-major, shape `out`, the values of
+ * output `what`) has a code of type C: an integer in C's range (NaN has
+ * none). `bits`: q in {-1, +1} is written as 0 / 1. `x` is named with the
+ * offending element when it has the output shape (codes), else not (a side
+ * output such as block scales).
  */
-template <class Op, class T, class C>
-void quantize_codes_of(const Op& op, const call_args<Op, T>& a, nd<C>& cd) {
-  const shape out = validate(op, a, "x", [&](const shape& s) { check_codes_output(Op::name, cd, s, named_with_x(a)); });
+template <class C, class T>
+void check_code_values(const char* op, const char* what, const shape& out, const T* q, const nd<const T>* x,
+                       bool bits) {
+  // C's range as lo <= q < end, both bounds exact in T: C's minimum is 0 or
+  // -2^k, and max + 1 = 2^k (C's maximum itself, 2^31 - 1 for int32, is no
+  // float: it would round to 2^31, which int32 cannot hold).
+  const T lo = bits ? T(-1) : static_cast<T>(std::numeric_limits<C>::min());
+  const T end = bits ? T(2) : std::ldexp(T(1), std::numeric_limits<C>::digits);
+  const long long lo_int = bits ? -1 : static_cast<long long>(std::numeric_limits<C>::min());
+  const long long hi_int = bits ? 1 : static_cast<long long>(std::numeric_limits<C>::max());
+  // Validate: every q inside C's range (NaN fails) and an integer (always,
+  // for the grids of these operators; checked only when the range test fails).
+  const std::size_t n = out.count();
+  int ok = 1;
+  for (std::size_t i = 0; i < n; ++i) ok &= static_cast<int>(q[i] >= lo) & static_cast<int>(q[i] < end);
+  if (ok) return;
+  nd<T> qd;
+  set_row_major(qd, out.rank(), out.begin());
+  for (std::size_t i = 0; i < n; ++i)
+    if (!(q[i] >= lo && q[i] < end && q[i] == std::trunc(q[i])))
+      throw error(std::string(op) + ": " + element_name(what, qd, i) + (x != nullptr ? " would be q = " : " would be ") +
+                  format_integral(q[i]) +
+                  (x != nullptr ? " (x = " + format_value(broadcast_value(*x, out, i)) + ")" : std::string()) +
+                  "; expected " +
+                  (std::isnan(q[i]) ? std::string("a number (NaN has no integer code)")
+                                    : "an integer from " + std::to_string(lo_int) + " to " + std::to_string(hi_int) +
+                                          " (" + code_type_name<C>() + " codes" + (bits ? " as bits" : "") + ")"));
+}
+
+/// Writes q (row-major, cd's shape), already checked by check_code_values,
+/// to the codes cd.
+template <class C, class T>
+void store_codes(const T* q, nd<C>& cd, bool bits) {
+  // Two branch-free loops over local pointers (a store through an 8-bit C
+  // may alias anything, so q[i] through a member would be reloaded each
+  // time); the compiler vectorizes them at -O3.
+  const std::size_t n = cd.get_shape().count();
+  if (is_row_major(cd)) {
+    C* const c = cd.data;
+    if (bits)
+      for (std::size_t i = 0; i < n; ++i) c[i] = static_cast<C>(q[i] > T(0));
+    else
+      convert_codes(q, c, n);
+  } else {
+    for_each_element(cd, [&](std::size_t i, std::ptrdiff_t off) {
+      cd.data[off] = bits ? static_cast<C>(q[i] > T(0)) : static_cast<C>(q[i]);
+    });
+  }
+}
+
+/**
+ * Checks Op's side outputs `sd` against their shapes `ss`: each has its
+ * shape and shares no byte with x, an input, the codes or another side
+ * output.
+ */
+template <class Op, class T, class C, std::size_t NS, class... S>
+void check_side_outputs(const call_args<Op, T>& a, const std::array<shape, NS>& ss, const nd<C>& cd,
+                        const nd<S>&... sd) {
+  using outs = code_outputs_of<Op>;
+  const auto ins = named_with_x(a);
+  std::array<mem_tensor, NS> mem{};
+  std::size_t i = 0;
+  ((check_output(Op::name, sd, ss[i], outs::c_str[1 + i], "the shape"), mem[i] = mem_of(outs::c_str[1 + i], sd), ++i),
+   ...);
+  const mem_tensor cm = mem_of("codes", cd);
+  for (std::size_t k = 0; k < NS; ++k) {
+    if (mem_empty(mem[k])) continue;
+    for (const auto& [name, d] : ins) check_disjoint(Op::name, mem[k], mem_of(name, *d));
+    if (!mem_empty(cm)) check_disjoint(Op::name, mem[k], cm);
+    for (std::size_t j = 0; j < k; ++j)
+      if (!mem_empty(mem[j])) check_disjoint(Op::name, mem[k], mem[j]);
+  }
+}
+
+/**
+ * The codes stage of any operator with integer codes (detail/driver.hpp):
+ * validate as the operator does, with the codes (and the side outputs Op
+ * declares, `sd`) as its outputs (their shapes, and no byte shared with x,
+ * an input or each other), let the operator check the code type
+ * (check_codes), run stage `code` into scratch tensors, check that every
+ * value of every output has a code, and only then write them all.
+ */
+template <class Op, class T, class C, class... S>
+void quantize_codes_of(const Op& op, const call_args<Op, T>& a, nd<C>& cd, nd<S>&... sd) {
+  constexpr std::size_t NS = sizeof...(S);
+  static_assert(NS + 1 == code_outputs_of<Op>::size, "lowbit: one view per output of the code stage");
+  std::array<shape, NS> ss{};
+  const shape out = validate(op, a, "x", [&](const shape& s) {
+    check_codes_output(Op::name, cd, s, named_with_x(a));
+    if constexpr (NS != 0) {
+      ss = protocol_access::side_shapes(op, a, s);
+      check_side_outputs(a, ss, cd, sd...);
+    }
+  });
   const bool bits = protocol_access::check_codes<C, stage::code>(op, a);
-  write_codes<C>(Op::name, out, a.x(), cd, bits, [&](nd<T>& qd) { execute<stage::code>(op, a, out, qd); });
+  buffer<T> q(out.count());
+  nd<T> qd;
+  set_row_major(qd, out.rank(), out.begin());
+  qd.data = q.data();
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    std::array<buffer<T>, NS> side{buffer<T>(ss[I].count())...};
+    execute<stage::code>(op, a, out, qd, [&](const auto& st) { (st.template side<I>(side[I].data()), ...); });
+    using outs = code_outputs_of<Op>;
+    check_code_values<C>(Op::name, "codes", out, q.data(), &a.x(), bits);
+    (check_code_values<S>(Op::name, outs::c_str[1 + I], ss[I], side[I].data(), static_cast<const nd<const T>*>(nullptr), false), ...);
+    store_codes(q.data(), cd, bits);
+    (store_codes(side[I].data(), sd, false), ...);
+  }(std::make_index_sequence<NS>{});
 }
 
 /**
@@ -175,56 +279,6 @@ void read_dequantize_args(F&& f, const Codes& codes, Y&& y, const P&... p) {
         f(a, cd, yd);
       },
       T(0), p...);
-}
-
-/**
- * Runs stage `code` of an operator into a scratch tensor of T (row-major,
- * the output shape `out`, which cd has: check_codes_output), checks that
- * every q has a code of type C and only then writes the codes. `bits`: q in {-1, +1} is written as 0 / 1.
- */
-template <class C, class T, class Run>
-void write_codes(const char* op, const shape& out, const nd<const T>& x, nd<C>& cd, bool bits, Run&& run) {
-  buffer<T> q(out.count());
-  nd<T> qd;
-  set_row_major(qd, out.rank(), out.begin());
-  qd.data = q.data();
-  run(qd);
-  // C's range as lo <= q < end, both bounds exact in T: C's minimum is 0 or
-  // -2^k, and max + 1 = 2^k (C's maximum itself, 2^31 - 1 for int32, is no
-  // float: it would round to 2^31, which int32 cannot hold).
-  const T lo = bits ? T(-1) : static_cast<T>(std::numeric_limits<C>::min());
-  const T end = bits ? T(2) : std::ldexp(T(1), std::numeric_limits<C>::digits);
-  const long long lo_int = bits ? -1 : static_cast<long long>(std::numeric_limits<C>::min());
-  const long long hi_int = bits ? 1 : static_cast<long long>(std::numeric_limits<C>::max());
-  // Validate: every q inside C's range (NaN fails) and an integer (always,
-  // for the grids of these operators; checked only when the range test fails).
-  const std::size_t n = q.size();
-  int ok = 1;
-  for (std::size_t i = 0; i < n; ++i) ok &= static_cast<int>(q[i] >= lo) & static_cast<int>(q[i] < end);
-  if (!ok)
-    for (std::size_t i = 0; i < n; ++i)
-      if (!(q[i] >= lo && q[i] < end && q[i] == std::trunc(q[i])))
-        throw error(std::string(op) + ": " + element_name("codes", qd, i) + " would be q = " +
-                    format_integral(q[i]) + " (x = " + format_value(broadcast_value(x, out, i)) + "); expected " +
-                    (std::isnan(q[i]) ? std::string("a number (NaN has no integer code)")
-                                      : "an integer from " + std::to_string(lo_int) + " to " +
-                                            std::to_string(hi_int) + " (" + code_type_name<C>() + " codes" +
-                                            (bits ? " as bits" : "") + ")"));
-  // Two branch-free loops over local pointers (a store through an 8-bit C
-  // may alias anything, so q[i] through the vector would be reloaded each
-  // time); the compiler vectorizes them at -O3.
-  const T* const qp = q.data();
-  if (is_row_major(cd)) {
-    C* const c = cd.data;
-    if (bits)
-      for (std::size_t i = 0; i < n; ++i) c[i] = static_cast<C>(qp[i] > T(0));
-    else
-      convert_codes(qp, c, n);
-  } else {
-    for_each_element(cd, [&](std::size_t i, std::ptrdiff_t off) {
-      cd.data[off] = bits ? static_cast<C>(q[i] > T(0)) : static_cast<C>(q[i]);
-    });
-  }
 }
 
 /// Codes to lane values (row-major, the codes' shape), for stage dequant.
@@ -453,18 +507,20 @@ concept integer_code_operator = element_operator<Op> && protocol_access::has_cod
  * ```
  */
 template <detail::integer_code_operator Op, class X, class... Rest>
-  requires(sizeof...(Rest) == Op::inputs::size + 1)
+  requires(sizeof...(Rest) == Op::inputs::size + detail::code_outputs_of<Op>::size)
 void quantize_codes(const Op& op, const X& x, Rest&&... inputs_then_codes) {
   if constexpr (detail::call_types_ok<Op, X, void>()) {
     using T = detail::x_value_t<X>;
-    auto&& codes = std::get<sizeof...(Rest) - 1>(std::forward_as_tuple(inputs_then_codes...));
-    using C = detail::code_value_t<decltype(codes)>;
-    auto cd = detail::codes_out_nd(std::forward<decltype(codes)>(codes));
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      const auto& in = std::forward_as_tuple(inputs_then_codes...);
-      detail::read_args<Op, T>([&](const detail::call_args<Op, T>& a) { detail::quantize_codes_of<Op, T, C>(op, a, cd); },
-                               x, std::get<I>(in)...);
-    }(std::make_index_sequence<Op::inputs::size>{});
+    constexpr std::size_t NI = Op::inputs::size, NO = detail::code_outputs_of<Op>::size;
+    // The outputs (the codes, then any side outputs) follow the inputs.
+    auto all = std::forward_as_tuple(std::forward<Rest>(inputs_then_codes)...);
+    [&]<std::size_t... I, std::size_t... O>(std::index_sequence<I...>, std::index_sequence<O...>) {
+      auto outs = std::make_tuple(detail::codes_out_nd(std::forward<std::tuple_element_t<NI + O, decltype(all)>>(
+          std::get<NI + O>(all)))...);
+      detail::read_args<Op, T>(
+          [&](const detail::call_args<Op, T>& a) { detail::quantize_codes_of(op, a, std::get<O>(outs)...); }, x,
+          std::get<I>(all)...);
+    }(std::make_index_sequence<NI>{}, std::make_index_sequence<NO>{});
   }
 }
 

@@ -31,7 +31,15 @@
  * - for the codes stages (codes.hpp), `template <class C, stage St, class T>
  *   bool check_codes(const call_args<Op, T>&) const`: checks that codes of
  *   type C can hold every q (St = code) or be read back (St = dequant), and
- *   says whether the codes are bits (0 for -1, 1 for +1).
+ *   says whether the codes are bits (0 for -1, 1 for +1);
+ * - optionally, side outputs of the code stage (a block format's scales
+ *   beside its element codes): `using code_outputs = names<"codes", ...>`
+ *   names them after the codes; `template <class T> std::array<shape, K>
+ *   side_shapes(const call_args<Op, T>&, const shape& out) const` gives
+ *   their shapes (K side outputs); and the state's `template <std::size_t I>
+ *   void side(T* values) const` writes side output I's values, row-major,
+ *   once the kernel has run. They are integers written to a code type,
+ *   checked with the codes and written only when every value fits.
  */
 #ifndef LOWBIT_DETAIL_DRIVER_HPP
 #define LOWBIT_DETAIL_DRIVER_HPP
@@ -129,7 +137,26 @@ struct protocol_access {
   static bool check_codes(const Op& op, const call_args<Op, T>& a) {
     return op.template check_codes<C, St>(a);
   }
+  /// The shapes of Op's side outputs for a call whose output shape is `out`.
+  template <class Op, class T>
+  static auto side_shapes(const Op& op, const call_args<Op, T>& a, const shape& out) {
+    return op.side_shapes(a, out);
+  }
 };
+
+/// The outputs of Op's code stage (codes.hpp): `codes`, then the side
+/// outputs Op declares in `code_outputs` (e.g. one scale per block).
+template <class Op>
+struct code_outputs_t {
+  using type = names<"codes">;
+};
+template <class Op>
+  requires requires { typename Op::code_outputs; }
+struct code_outputs_t<Op> {
+  using type = typename Op::code_outputs;
+};
+template <class Op>
+using code_outputs_of = typename code_outputs_t<Op>::type;
 
 /**
  * An element_operator with every private hook of the driver, for float
@@ -194,18 +221,26 @@ void check_y(const call_args<Op, T>& a, const nd<T>& y, const shape& out) {
 }
 
 /// Step 3: builds the operator's state and runs stage St of its kernel
-/// over the output shape `out` (from validate) into y.
-template <stage St, class Op, class T>
-void execute(const Op& op, const call_args<Op, T>& a, const shape& out, nd<T>& y) {
+/// over the output shape `out` (from validate) into y; then `after(state)`
+/// (the codes stage computes its side outputs there, from the same state).
+template <stage St, class Op, class T, class After>
+void execute(const Op& op, const call_args<Op, T>& a, const shape& out, nd<T>& y, After&& after) {
   constexpr std::size_t NP = Op::operands::size;
   // The state is built even for an empty output: it may validate (FloatQuant's formats).
   protocol_access::with_state(op, a, out, [&](const auto& st) {
-    if (out.count() == 0) return;
-    const auto plan = make_engine_plan(out, a.x(), st.ops, y);
-    const bool simd = simd_enabled();
-    elementwise(plan, a.x().data, data_of(st.ops), y.data,
-                [&](const piece<T, NP>& pc) { st.template run<St>(pc, simd); }, op.exec);
+    if (out.count() != 0) {
+      const auto plan = make_engine_plan(out, a.x(), st.ops, y);
+      const bool simd = simd_enabled();
+      elementwise(plan, a.x().data, data_of(st.ops), y.data,
+                  [&](const piece<T, NP>& pc) { st.template run<St>(pc, simd); }, op.exec);
+    }
+    after(st);
   });
+}
+
+template <stage St, class Op, class T>
+void execute(const Op& op, const call_args<Op, T>& a, const shape& out, nd<T>& y) {
+  execute<St>(op, a, out, y, [](const auto&) {});
 }
 
 /// The element type of an input view X (x's, for a call).

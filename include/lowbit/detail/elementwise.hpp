@@ -259,10 +259,11 @@ void check_scale_positive(const char* op, const char* name, const nd<const T>& s
 /// stride along an extent above 1, or strides that map two indices to the
 /// same element).
 template <class T>
-void check_output(const char* op, const nd<T>& y, const shape& expected, const char* what = "y") {
+void check_output(const char* op, const nd<T>& y, const shape& expected, const char* what = "y",
+                  const char* kind = "the broadcast shape") {
   const shape got = y.get_shape();
   if (!(got == expected)) [[unlikely]]
-    throw_error(op, ": ", what, " has shape ", got.to_string(), "; expected the broadcast shape ", expected.to_string());
+    throw_error(op, ": ", what, " has shape ", got.to_string(), "; expected ", kind, " ", expected.to_string());
   check_self_overlap(op, what, y);
 }
 

@@ -285,17 +285,11 @@ LOWBIT_NOINLINE_COLD inline std::string geometry_string(const nd_geom& g) {
   return s += "]";
 }
 
-/**
- * Whether tensors A and B share a byte. On `found`, `ia` and `ib` are the
- * indices of two elements that do.
- */
-inline overlap_answer mem_overlap(const mem_tensor& A, const mem_tensor& B, std::array<std::size_t, max_rank>& ia,
-                                  std::array<std::size_t, max_rank>& ib) noexcept {
-  if (mem_empty(A) || mem_empty(B)) return overlap_answer::none;
-  std::uintptr_t alo, ahi, blo, bhi;
-  mem_interval(A, alo, ahi);
-  mem_interval(B, blo, bhi);
-  if (ahi <= blo || bhi <= alo) return overlap_answer::none;
+/// mem_overlap's search, for tensors whose byte intervals overlap (in
+/// place, interleaved or crossing views: rare, so compiled for size).
+LOWBIT_NOINLINE_COLD inline overlap_answer mem_overlap_search(const mem_tensor& A, const mem_tensor& B,
+                                                             std::array<std::size_t, max_rank>& ia,
+                                                             std::array<std::size_t, max_rank>& ib) noexcept {
 #if LOWBIT_DETAIL_HAS_INT128
   dioph d;
   // sum i_k sA_k + u - sum j_k sB_k - v = baseB - baseA
@@ -313,6 +307,59 @@ inline overlap_answer mem_overlap(const mem_tensor& A, const mem_tensor& B, std:
   }
   return r;
 #else
+  (void)A, (void)B, (void)ia, (void)ib;
+  return overlap_answer::unknown;
+#endif
+}
+
+/**
+ * Whether tensors A and B share a byte. On `found`, `ia` and `ib` are the
+ * indices of two elements that do.
+ */
+inline overlap_answer mem_overlap(const mem_tensor& A, const mem_tensor& B, std::array<std::size_t, max_rank>& ia,
+                                  std::array<std::size_t, max_rank>& ib) noexcept {
+  if (mem_empty(A) || mem_empty(B)) return overlap_answer::none;
+  std::uintptr_t alo, ahi, blo, bhi;
+  mem_interval(A, alo, ahi);
+  mem_interval(B, blo, bhi);
+  if (ahi <= blo || bhi <= alo) return overlap_answer::none;
+  return mem_overlap_search(A, B, ia, ib);
+}
+
+/// self_overlap's search, for strides that are not nested (rare, so
+/// compiled for size): `dims` are the n dimensions of extent above 1, by
+/// stride magnitude.
+LOWBIT_NOINLINE_COLD inline overlap_answer self_overlap_search(const nd_geom& g,
+                                                              const std::array<std::size_t, max_rank>& dims,
+                                                              std::size_t n, std::array<std::size_t, max_rank>& i1,
+                                                              std::array<std::size_t, max_rank>& i2) noexcept {
+#if LOWBIT_DETAIL_HAS_INT128
+  // d = i1 - i2 != 0 with sum d_k s_k = 0; by symmetry the first nonzero
+  // d_k (in dims order) is positive.
+  for (std::size_t first = 0; first < n; ++first) {
+    dioph d;
+    for (std::size_t j = first; j < n; ++j) {
+      const std::size_t r = dims[j];
+      const i128 e = static_cast<i128>(g.ext[r]) - 1;
+      d.add(static_cast<i128>(g.str[r]), j == first ? 1 : -e, e);
+    }
+    const overlap_answer a = d.solve();
+    if (a == overlap_answer::unknown) return a;
+    if (a == overlap_answer::found) {
+      i1 = {};
+      i2 = {};
+      for (std::size_t j = first; j < n; ++j) {
+        const i128 v = d.vars[j - first].value;
+        const std::size_t r = dims[j];
+        i1[r] = v > 0 ? static_cast<std::size_t>(v) : 0;
+        i2[r] = v > 0 ? 0 : static_cast<std::size_t>(-v);
+      }
+      return a;
+    }
+  }
+  return overlap_answer::none;
+#else
+  (void)g, (void)dims, (void)n, (void)i1, (void)i2;
   return overlap_answer::unknown;
 #endif
 }
@@ -353,34 +400,7 @@ inline overlap_answer self_overlap(const nd_geom& g, std::array<std::size_t, max
     reach += (g.ext[dims[j]] - 1) * mag(dims[j]);
   }
   if (nested) return overlap_answer::none;
-#if LOWBIT_DETAIL_HAS_INT128
-  // d = i1 - i2 != 0 with sum d_k s_k = 0; by symmetry the first nonzero
-  // d_k (in dims order) is positive.
-  for (std::size_t first = 0; first < n; ++first) {
-    dioph d;
-    for (std::size_t j = first; j < n; ++j) {
-      const std::size_t r = dims[j];
-      const i128 e = static_cast<i128>(g.ext[r]) - 1;
-      d.add(static_cast<i128>(g.str[r]), j == first ? 1 : -e, e);
-    }
-    const overlap_answer a = d.solve();
-    if (a == overlap_answer::unknown) return a;
-    if (a == overlap_answer::found) {
-      i1 = {};
-      i2 = {};
-      for (std::size_t j = first; j < n; ++j) {
-        const i128 v = d.vars[j - first].value;
-        const std::size_t r = dims[j];
-        i1[r] = v > 0 ? static_cast<std::size_t>(v) : 0;
-        i2[r] = v > 0 ? 0 : static_cast<std::size_t>(-v);
-      }
-      return a;
-    }
-  }
-  return overlap_answer::none;
-#else
-  return overlap_answer::unknown;
-#endif
+  return self_overlap_search(g, dims, n, i1, i2);
 }
 
 /// The message of check_self_overlap.
