@@ -399,8 +399,19 @@ struct float_quant {
     return std::string(name) + (exact ? " (exact semantics): " : ": ");
   }
 
-  template <class T, class Ok>
-  static void check_each(const detail::nd<const T>& t, const char* what, const char* expected, Ok&& ok) {
+  /// The values an input accepts: lo < v (or lo <= v) and v <= hi, and an
+  /// integer when `integer` (NaN never). One type for every input's rule,
+  /// so that the check below is one instance.
+  struct accepted {
+    float lo, hi;
+    bool lo_open, integer;
+    bool operator()(float v) const noexcept {
+      return (lo_open ? v > lo : v >= lo) && v <= hi && (!integer || (std::isfinite(v) && v == std::trunc(v)));
+    }
+  };
+
+  template <class T>
+  static void check_each(const detail::nd<const T>& t, const char* what, const char* expected, accepted ok) {
     detail::check_elements(t, [&](T v, std::size_t i) {
       if (!ok(v)) detail::throw_invalid(prefix(), what, t, i, v, expected);
       return true;
@@ -420,23 +431,18 @@ struct float_quant {
     const detail::nd<const T>& es = a.template get<"exponent_bitwidth">();
     const detail::nd<const T>& ms = a.template get<"mantissa_bitwidth">();
     const detail::nd<const T>& bs = a.template get<"exponent_bias">();
-    auto is_int = [](float v) { return std::isfinite(v) && v == std::trunc(v); };
+    constexpr float inf = std::numeric_limits<float>::infinity();
     if constexpr (exact) {
-      check_each(es, "exponent_bitwidth", "an integer >= 1", [&](float v) { return is_int(v) && v >= 1; });
-      check_each(ms, "mantissa_bitwidth", "an integer from 0 to 23",
-                 [&](float v) { return is_int(v) && v >= 0 && v <= 23; });
-      check_each(bs, "exponent_bias", "an integer", [&](float v) { return is_int(v); });
-      check_each(a.template get<"max_val">(), "max_val", "a value > 0 (+inf for no cap)",
-                 [&](float v) { return v > 0; });
+      check_each(es, "exponent_bitwidth", "an integer >= 1", {1, inf, false, true});
+      check_each(ms, "mantissa_bitwidth", "an integer from 0 to 23", {0, 23, false, true});
+      check_each(bs, "exponent_bias", "an integer", {-inf, inf, false, true});
+      check_each(a.template get<"max_val">(), "max_val", "a value > 0 (+inf for no cap)", {0, inf, true, false});
       check_each(a.template get<"scale">(), "scale", "a finite value > 0",
-                 [&](float v) { return v > 0 && v <= std::numeric_limits<float>::max(); });
+                 {0, std::numeric_limits<float>::max(), true, false});
     } else {
-      check_each(es, "exponent_bitwidth", "an integer from 1 to 255",
-                 [&](float v) { return is_int(v) && v >= 1 && v <= 255; });
-      check_each(ms, "mantissa_bitwidth", "an integer from 0 to 255",
-                 [&](float v) { return is_int(v) && v >= 0 && v <= 255; });
-      check_each(bs, "exponent_bias", "an integer from -2^30 to 2^30",
-                 [&](float v) { return is_int(v) && std::fabs(v) <= 1073741824.0f; });
+      check_each(es, "exponent_bitwidth", "an integer from 1 to 255", {1, 255, false, true});
+      check_each(ms, "mantissa_bitwidth", "an integer from 0 to 255", {0, 255, false, true});
+      check_each(bs, "exponent_bias", "an integer from -2^30 to 2^30", {-1073741824.0f, 1073741824.0f, false, true});
     }
   }
 
