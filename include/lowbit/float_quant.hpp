@@ -403,8 +403,8 @@ struct float_quant {
   /// integer when `integer` (NaN never). One type for every input's rule,
   /// so that the check below is one instance.
   struct accepted {
-    float lo, hi;
-    bool lo_open, integer;
+    float lo = 0, hi = 0;
+    bool lo_open = false, integer = false;
     bool operator()(float v) const noexcept {
       return (lo_open ? v > lo : v >= lo) && v <= hi && (!integer || (std::isfinite(v) && v == std::trunc(v)));
     }
@@ -433,16 +433,16 @@ struct float_quant {
     const detail::nd<const T>& bs = a.template get<"exponent_bias">();
     constexpr float inf = std::numeric_limits<float>::infinity();
     if constexpr (exact) {
-      check_each(es, "exponent_bitwidth", "an integer >= 1", {1, inf, false, true});
-      check_each(ms, "mantissa_bitwidth", "an integer from 0 to 23", {0, 23, false, true});
-      check_each(bs, "exponent_bias", "an integer", {-inf, inf, false, true});
-      check_each(a.template get<"max_val">(), "max_val", "a value > 0 (+inf for no cap)", {0, inf, true, false});
+      check_each(es, "exponent_bitwidth", "an integer >= 1", {.lo = 1, .hi = inf, .integer = true});
+      check_each(ms, "mantissa_bitwidth", "an integer from 0 to 23", {.lo = 0, .hi = 23, .integer = true});
+      check_each(bs, "exponent_bias", "an integer", {.lo = -inf, .hi = inf, .integer = true});
+      check_each(a.template get<"max_val">(), "max_val", "a value > 0 (+inf for no cap)", {.lo = 0, .hi = inf, .lo_open = true});
       check_each(a.template get<"scale">(), "scale", "a finite value > 0",
-                 {0, std::numeric_limits<float>::max(), true, false});
+                 {.lo = 0, .hi = std::numeric_limits<float>::max(), .lo_open = true});
     } else {
-      check_each(es, "exponent_bitwidth", "an integer from 1 to 255", {1, 255, false, true});
-      check_each(ms, "mantissa_bitwidth", "an integer from 0 to 255", {0, 255, false, true});
-      check_each(bs, "exponent_bias", "an integer from -2^30 to 2^30", {-1073741824.0f, 1073741824.0f, false, true});
+      check_each(es, "exponent_bitwidth", "an integer from 1 to 255", {.lo = 1, .hi = 255, .integer = true});
+      check_each(ms, "mantissa_bitwidth", "an integer from 0 to 255", {.lo = 0, .hi = 255, .integer = true});
+      check_each(bs, "exponent_bias", "an integer from -2^30 to 2^30", {.lo = -1073741824.0f, .hi = 1073741824.0f, .integer = true});
     }
   }
 

@@ -73,8 +73,8 @@ inline std::uint64_t monotonic_ns() noexcept {
  * costs a wake-up per call (a futex, and on a
  * virtual machine an interrupt to a halted virtual CPU), which can outweigh
  * the work of a part of a few million elements; spinning threads take the
- * next part without one (docs/performance.md, "Threads").
- * In nanoseconds.
+ * next part without one (docs/performance.md, "Threads"). The limits, in
+ * nanoseconds:
  */
 inline constexpr std::uint64_t worker_spin_ns = 200000, caller_spin_ns = 2000000;
 
@@ -237,8 +237,7 @@ class basic_thread_pool {
 using thread_pool = basic_thread_pool<>;
 
 /// The number of parts a call on `count` elements is cut into.
-template <class Tag = void>
-std::size_t parallel_parts(const execution& exec, std::size_t count) noexcept {
+inline std::size_t parallel_parts(const execution& exec, std::size_t count) noexcept {
   std::size_t t = exec.threads;
   if (t == 0) t = std::max(1u, std::thread::hardware_concurrency());
   if (t <= 1) return 1;
