@@ -76,6 +76,34 @@ TEST_CASE("an unknown mode name is an error listing the accepted names", "[round
   REQUIRE_THROWS_AS(lowbit::round_integral(1.5f, static_cast<rounding_mode>(42)), lowbit::error);
 }
 
+TEST_CASE("the run-time mode of the kernels is no user mode, and rounds as the mode it holds", "[rounding]") {
+  namespace ld = lowbit::detail;
+  CHECK_FALSE(lowbit::is_valid(ld::run_time_mode));
+  REQUIRE_THROWS_AS(lowbit::round_integral(1.5f, ld::run_time_mode), lowbit::error);
+  REQUIRE_THROWS_AS(ld::check_rounding_mode(ld::run_time_mode, "lowbit::int_quant"), lowbit::error);
+  const float inf = std::numeric_limits<float>::infinity();
+  const float ys[] = {-0.0f, 0.0f, 0.3f, -0.3f, 0.5f, -0.5f, 1.5f, -1.5f, 2.5f, -2.5f, 0.49999997f,
+                      8388607.5f, -8388607.5f, 1e30f, inf, -inf, std::numeric_limits<float>::denorm_min()};
+  auto same = [](float a, float b) { return lowbit_test::bits(a) == lowbit_test::bits(b); };
+  for (rounding_mode m : lowbit::all_rounding_modes) {
+    for (float y : ys) {
+      CAPTURE(lowbit::to_string(m), y);
+      CHECK(same(ld::round_step<semantics::exact, ld::run_time_mode>(y, m), lowbit::round_integral<semantics::exact>(y, m)));
+      CHECK(same(ld::round_step<semantics::reference, ld::run_time_mode>(y, m),
+                 lowbit::round_integral<semantics::reference>(y, m)));
+      ld::with_rounding_mode(m, [&](auto mc) {
+        constexpr rounding_mode M = decltype(mc)::value;
+        CHECK(same(ld::round_step_any_zero<semantics::reference, ld::run_time_mode>(y, m),
+                   ld::round_integral_any_zero<semantics::reference, M>(y)));
+        CHECK(same(ld::round_step_any_zero<semantics::exact, ld::run_time_mode>(y, m),
+                   ld::round_integral_any_zero<semantics::exact, M>(y)));
+        CHECK(same(ld::round_step<semantics::reference, M>(y, rounding_mode::half_even),
+                   lowbit::round_integral<semantics::reference>(y, m)));
+      });
+    }
+  }
+}
+
 TEST_CASE("signed zeros: exact keeps the argument's sign, reference follows numpy", "[rounding]") {
   const float m03 = -0.3f, p03 = 0.3f, nz = -0.0f, pz = 0.0f;
   // exact: every mode that gives 0 keeps the sign of y.

@@ -41,21 +41,17 @@ namespace detail {
 /// dequantization of a q passed as x (codes.hpp); likewise below.
 template <semantics S, rounding_mode M, stage St = stage::fake>
 struct int_quant_kernel : scale_divider {
-  template <rounding_mode M2>
-  int_quant_kernel<S, M2, St> with_mode() const noexcept {
-    return {*this};
-  }
+  /// The mode when M is run_time_mode (round_step).
+  rounding_mode mode = M;
   /// The scalar loop's kernel, shared by every mode (scalar_kernel_of).
-  any_mode_kernel<int_quant_kernel<S, rounding_mode::half_even, St>> scalar_kernel() const noexcept {
-    return {with_mode<rounding_mode::half_even>(), M};
-  }
+  int_quant_kernel<S, run_time_mode, St> scalar_kernel() const noexcept { return {*this, mode}; }
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V lo, V hi, V /*bipolar*/) const noexcept {
     if constexpr (St == stage::dequant) {
       return dequantize(x, scale, zp);
     } else {
       const V y = scaled_input(*this, x, scale, zp);
-      const V q = round_integral_any_zero<S, M>(clamp<S>(y, lo, hi));
+      const V q = round_step_any_zero<S, M>(clamp<S>(y, lo, hi), mode);
       if constexpr (St == stage::code) return q;
       else return dequantize(q, scale, zp);
     }

@@ -257,44 +257,45 @@ LOWBIT_ALWAYS_INLINE V round_integral_any(V y, rounding_mode m) noexcept {
 }
 
 /**
- * A kernel of every rounding mode, the mode a run-time member: calls
- * `k.template with_mode<M>()` for M = `mode` (a switch per call, always
- * predicted, inlined), K being the kernel's half_even form. What a kernel
- * of one mode returns as its scalar_kernel (elementwise.hpp), so that the
- * kernels of the seven modes share one scalar loop; and the kernel of a
- * rare piece kind, so that its loop is compiled once, not per mode.
+ * The rounding mode of a kernel that takes its mode at run time. A kernel
+ * templated on a rounding mode M rounds with round_step<S, M>(y, mode): for
+ * the seven modes that is round_integral<S, M>(y); for M = run_time_mode it
+ * is a switch on the kernel's member `mode` at the rounding step alone (per
+ * element or batch, always predicted), so that one loop serves every mode:
+ * the scalar loop of the seven per-mode kernels (their scalar_kernel) and
+ * the kernel of a rare piece kind. Never a mode a user can pass
+ * (check_rounding_mode rejects it).
  */
-template <class K>
-struct any_mode_kernel {
-  K k;
-  rounding_mode mode = rounding_mode::half_even;
-  /// Declines what K declines (elementwise.hpp's declining_kernel).
-  static constexpr bool may_decline = requires { requires K::may_decline; };
-  template <class V, class... P>
-  LOWBIT_ALWAYS_INLINE V operator()(V x, P... p) const noexcept {
-    return dispatch([&](const auto& km) LOWBIT_ALWAYS_INLINE_LAMBDA { return km(x, p...); });
-  }
-  template <class V, class... P>
-  LOWBIT_ALWAYS_INLINE V try_batch(bool& ok, V x, P... p) const noexcept {
-    return dispatch([&](const auto& km) LOWBIT_ALWAYS_INLINE_LAMBDA { return km.try_batch(ok, x, p...); });
-  }
+inline constexpr rounding_mode run_time_mode = static_cast<rounding_mode>(-1);
 
- private:
-  template <class F>
-  LOWBIT_ALWAYS_INLINE decltype(auto) dispatch(F&& f) const noexcept {
+/// round_integral<S, M>(y), or round_integral_any<S>(y, m) for run_time_mode.
+template <semantics S, rounding_mode M, class V>
+LOWBIT_ALWAYS_INLINE V round_step(V y, rounding_mode m) noexcept {
+  if constexpr (M == run_time_mode)
+    return round_integral_any<S>(y, m);
+  else
+    return (void)m, round_integral<S, M>(y);
+}
+
+/// round_integral_any_zero<S, M>(y) likewise (the run-time mode a switch).
+template <semantics S, rounding_mode M, class V>
+LOWBIT_ALWAYS_INLINE V round_step_any_zero(V y, rounding_mode m) noexcept {
+  if constexpr (M == run_time_mode) {
     using rm = rounding_mode;
-    switch (mode) {  // inlined, as round_integral_any
-      case rm::ceil: return f(k.template with_mode<rm::ceil>());
-      case rm::floor: return f(k.template with_mode<rm::floor>());
-      case rm::up: return f(k.template with_mode<rm::up>());
-      case rm::down: return f(k.template with_mode<rm::down>());
-      case rm::half_up: return f(k.template with_mode<rm::half_up>());
-      case rm::half_down: return f(k.template with_mode<rm::half_down>());
+    switch (m) {
+      case rm::ceil: return round_integral_any_zero<S, rm::ceil>(y);
+      case rm::floor: return round_integral_any_zero<S, rm::floor>(y);
+      case rm::up: return round_integral_any_zero<S, rm::up>(y);
+      case rm::down: return round_integral_any_zero<S, rm::down>(y);
+      case rm::half_up: return round_integral_any_zero<S, rm::half_up>(y);
+      case rm::half_down: return round_integral_any_zero<S, rm::half_down>(y);
       case rm::half_even: break;
     }
-    return f(k.template with_mode<rm::half_even>());
+    return round_integral_any_zero<S, rm::half_even>(y);
+  } else {
+    return (void)m, round_integral_any_zero<S, M>(y);
   }
-};
+}
 
 }  // namespace detail
 

@@ -290,13 +290,11 @@ struct trunc_kernel : scale_divider {
   scale_divider t_div;
   /// The t operand holds 1/t, exact (invert_powers_of_two): multiply by it.
   bool t_inverse = false;
-  template <rounding_mode M2>
-  trunc_kernel<S, M2, St, Inline> with_mode() const noexcept {
-    return {*this, t_div, t_inverse};
-  }
+  /// The mode when M is run_time_mode (round_step).
+  rounding_mode mode = M;
   /// The scalar loop's kernel, shared by every mode (scalar_kernel_of).
-  any_mode_kernel<trunc_kernel<S, rounding_mode::half_even, St, Inline>> scalar_kernel() const noexcept {
-    return {with_mode<rounding_mode::half_even>(), M};
+  trunc_kernel<S, run_time_mode, St, Inline> scalar_kernel() const noexcept {
+    return {*this, t_div, t_inverse, mode};
   }
   template <class V>
   LOWBIT_ALWAYS_INLINE V by_t(V v, V t, bool inverse) const noexcept {
@@ -332,7 +330,7 @@ struct trunc_kernel : scale_divider {
     // Compare-and-replace in both semantics: QONNX's Trunc uses np.where
     // (y > max, y < min), so -0 passes an unsigned clamp as -0 (unlike
     // IntQuant's np.clip).
-    const V q = round_integral<S, M>(clamp<semantics::exact>(y, lo, hi));
+    const V q = round_step<S, M>(clamp<semantics::exact>(y, lo, hi), mode);
     if constexpr (St == stage::code) return q;
     return dequantize(q, out_scale, by_t(zp, t, inverse));
   }
@@ -342,19 +340,17 @@ struct trunc_kernel : scale_divider {
 /// Y = (q - zp) * scale.
 template <semantics S, rounding_mode M, stage St = stage::fake>
 struct trunc_v1_kernel {
-  template <rounding_mode M2>
-  trunc_v1_kernel<S, M2, St> with_mode() const noexcept {
-    return {};
-  }
+  /// The mode when M is run_time_mode (round_step).
+  rounding_mode mode = M;
   /// The scalar loop's kernel, shared by every mode (scalar_kernel_of).
-  any_mode_kernel<trunc_v1_kernel<S, rounding_mode::half_even, St>> scalar_kernel() const noexcept { return {{}, M}; }
+  trunc_v1_kernel<S, run_time_mode, St> scalar_kernel() const noexcept { return {mode}; }
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V t) const noexcept {
     if constexpr (St == stage::dequant) return dequantize(x, scale, zp);
     V y = scaled_input(x, scale, zp);
     y = detail::rint(y);
     y = detail::quotient(y, t);
-    const V q = round_integral<S, M>(y);
+    const V q = round_step<S, M>(y, mode);
     if constexpr (St == stage::code) return q;
     return dequantize(q, scale, zp);
   }
@@ -571,8 +567,8 @@ struct trunc {
       if constexpr (S == semantics::reference && std::is_same_v<T, float>) {
         // Per-element t: one loop for every mode (the mode a run-time
         // switch per batch, beside the division that computes t).
-        using K = detail::trunc_kernel<S, rounding_mode::half_even, St, true>;
-        if (t_inline) return detail::run_piece_compact(detail::any_mode_kernel<K>{K{sd, D{}, false}, mode}, pc, simd_on);
+        using K = detail::trunc_kernel<S, detail::run_time_mode, St, true>;
+        if (t_inline) return detail::run_piece_compact(K{sd, D{}, false, mode}, pc, simd_on);
       }
       detail::with_rounding_mode(mode, [&](auto mc) {
         detail::run_piece(detail::trunc_kernel<S, decltype(mc)::value, St>{sd, td, t_inverse}, pc, simd_on);
