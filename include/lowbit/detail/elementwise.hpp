@@ -463,172 +463,257 @@ LOWBIT_ALWAYS_INLINE std::size_t stream_peel(bool stream, const T* y, std::size_
   return stream ? std::min(n, (sizeof(B) - addr % sizeof(B)) % sizeof(B) / sizeof(T)) : std::size_t(0);
 }
 
+/// Stores a batch, with a streaming store when `stream`.
+template <class T, class B>
+LOWBIT_ALWAYS_INLINE void put_batch(bool stream, T* at, const B& r) noexcept {
+  if (stream)
+    detail::store_stream(at, r);
+  else
+    detail::store(at, r);
+}
+
+/// Whether a piece is in row mode (see piece).
+template <class T, std::size_t NP>
+LOWBIT_ALWAYS_INLINE bool rows_mode_of(const piece<T, NP>& pc) noexcept {
+  return pc.loaded && pc.rows != 0;
+}
+
+/// The scalar operands of row r of a piece: row mode's values of the row,
+/// else the piece's own (r = 0).
+template <class T, std::size_t NP, std::size_t... I>
+LOWBIT_ALWAYS_INLINE scalar_operands<T, NP> row_operands(const piece<T, NP>& pc, std::size_t r,
+                                                        std::index_sequence<I...>) noexcept {
+  if (!rows_mode_of(pc)) return {pc.p, pc.s, pc.vary};
+  return {{}, {pc.p[I][static_cast<std::ptrdiff_t>(r) * pc.row_stride[I]]...}, {}};
+}
+
+/// Columns [b, e) of row r of a piece on the scalar loop of kernel SK
+/// (`sk`): a piece's peel and tail, and the batches a declining kernel
+/// declines.
+template <class SK, class T, std::size_t NP>
+LOWBIT_NOINLINE void scalar_columns(const void* sk, const piece<T, NP>& pc, std::size_t r, std::size_t b,
+                                    std::size_t e) {
+  const std::size_t cols = rows_mode_of(pc) ? pc.cols : pc.n;
+  run_scalar(*static_cast<const SK*>(sk), pc.x + r * cols, pc.y + r * cols, b, e, index_at(pc.index, r * cols),
+             row_operands(pc, r, std::make_index_sequence<NP>{}), std::make_index_sequence<NP>{});
+}
+
 /**
- * The kernel loops: `y[i] = k(x[i], params...)` over a piece. With `simd`,
- * whole batches, the scalar elements before (a peel) and after them (the
- * tail) on run_scalar; without, run_scalar alone. Each kernel is inlined
- * into two batch loops, and into nothing else:
- *
- * - the row loop, for a piece whose parameters are constant along each row:
- *   a constant piece (one row, every parameter splatted) or row mode. Only
- *   the parameters that change between rows are read and broadcast again,
- *   by pointer steps; the per-row cost is most of a short row's;
- * - the loaded loop, for a piece with a parameter array along it: each
- *   parameter is loaded or splatted as `vary` says, a branch per batch that
- *   is always predicted, next to a division.
- *
- * `Compact`: the loaded loop alone, serving every piece (run_piece_compact).
- * The scalar loop runs scalar_kernel_of(kernel).
+ * The batches a declining kernel declined (see declining_kernel), by the
+ * column of their first element in their row: the batch loops note them
+ * and go on, without a call inside the loop (which would make the compiler
+ * keep every constant in memory), and the runner computes them on the
+ * scalar loop afterwards. They were not stored, so their x is intact even
+ * in place. A loop stops early, where it can resume, when `capacity` are
+ * noted (inputs where most batches decline).
  */
-template <bool Compact, class K, class T, std::size_t NP, std::size_t... I>
-LOWBIT_ALWAYS_INLINE void run_piece_impl(const K& kernel, const piece<T, NP>& pc, bool simd,
-                                         std::index_sequence<I...> seq) {
+struct declined_batches {
+  static constexpr std::size_t capacity = 64;
+  std::size_t row[capacity];
+  std::size_t col[capacity];
+  std::size_t count = 0;
+};
+
+/// A kernel's two leaves (row_batches, loaded_batches), without its type,
+/// and its scalar loop (scalar_columns); `row` null: the loaded loop serves
+/// every piece (run_piece_compact). A leaf runs from row r, column c (the
+/// loaded loop: row r alone) and returns true when it reached the end,
+/// false when it stopped at (r, c) with its declined_batches full.
+template <class T, std::size_t NP>
+struct batch_leaves {
+  const void* kernel;
+  const void* scalar_kernel;
+  void (*scalar)(const void*, const piece<T, NP>&, std::size_t, std::size_t, std::size_t);
+  bool (*row)(const piece<T, NP>&, const void*, std::size_t, std::size_t&, std::size_t&, declined_batches&);
+  bool (*loaded)(const piece<T, NP>&, const void*, std::size_t, std::size_t&, bool, declined_batches&);
+};
+
+/**
+ * The row loop of kernel K (a leaf: the only code compiled per kernel,
+ * beside the loaded loop), for a piece whose parameters are constant along
+ * each row (a constant piece, one row of splats, or row mode): the batches
+ * of columns [0, body) of every row, each parameter broadcast once per row,
+ * ordinary stores. Only the parameters that change between rows are read
+ * and broadcast again, by pointer steps; the per-row cost is most of a
+ * short row's. A batch a declining kernel declines is noted in `dec`.
+ *
+ * Local copies of everything the loop reads: a vector store may alias any
+ * memory (xsimd's register types are may_alias), so fields read through
+ * references were reloaded after every store.
+ */
+template <class K, class T, std::size_t NP, std::size_t... I>
+LOWBIT_ALWAYS_INLINE bool row_batches_impl(const piece<T, NP>& pc, const K& kernel, std::size_t body, std::size_t& rr,
+                                           std::size_t& cc, declined_batches& dec,
+                                           std::index_sequence<I...>) noexcept {
   using B = batch<T>;
   constexpr std::size_t L = B::size;
-  // Local copies of everything the loops read: a vector store may alias any
-  // memory (xsimd's register types are may_alias), so fields read through
-  // references were reloaded after every store (the count, the kernel's
-  // flags), a load and a compare per batch.
   const K k = kernel;
-  const auto sk = scalar_kernel_of(kernel);
+  const bool rows_mode = pc.loaded;
   const T* x = pc.x;
   T* y = pc.y;
+  const std::size_t rows = rows_mode ? pc.rows : 1, cols = rows_mode ? pc.cols : pc.n;
+  const std::array<std::ptrdiff_t, NP> rstep{(rows_mode ? pc.row_stride[I] : 0)...};
   const element_index ix = pc.index;
-  // Streaming stores: never in row mode (the engine does not ask for them).
-  const bool stream = simd && pc.stream && !(pc.loaded && pc.rows != 0) &&
-                      reinterpret_cast<std::uintptr_t>(y) % sizeof(T) == 0;
-  auto put = [&](T* at, const B& r) LOWBIT_ALWAYS_INLINE_LAMBDA {
-    if (stream)
-      detail::store_stream(at, r);
-    else
-      detail::store(at, r);
-  };
-  if (!Compact && (!pc.loaded || pc.rows != 0)) {
-    const bool rows_mode = pc.loaded;
-    const std::size_t rows = rows_mode ? pc.rows : 1, cols = rows_mode ? pc.cols : pc.n;
-    const std::array<std::ptrdiff_t, NP> rstep{(rows_mode ? pc.row_stride[I] : 0)...};
-    // Every row's batches first, then every row's scalar elements: a call
-    // inside the batch loop's row loop would make the compiler spill and
-    // rebuild the broadcast parameters and constants around it, every row.
-    // Streaming stores come with a constant piece only (one row); the peel
-    // and the tail then start at the same columns in every row.
-    const std::size_t peel = simd ? stream_peel(stream, y, cols) : std::size_t(0);
-    const std::size_t body_end = simd ? peel + (cols - peel) / L * L : std::size_t(0);
-    if (peel != 0) run_scalar(sk, x, y, 0, peel, ix, scalar_operands<T, NP>{{}, {pc.s[I]...}, {}}, seq);
-    if (body_end > peel) {
-      std::array<const T*, NP> rp = pc.p;
-      std::size_t r = 0, c = peel;
-      // Once through, unless a declining kernel declines the batch at (r, c):
-      // it is done on run_scalar, outside the loops, and they resume after it.
-      for (;;) {
-        std::array<B, NP> rb{B(rows_mode ? *rp[I] : pc.s[I])...};
-        bool declined = false;
-        for (;;) {
-          const T* xr = x + r * cols;
-          T* yr = y + r * cols;
-          for (; c < body_end; c += L) {
-            bool ok = true;
-            const B res = call_batch(k, ok, index_at(ix, r * cols + c), load<B>(xr + c), rb[I]...);
-            if (!ok) {
-              declined = true;
-              break;
-            }
-            put(yr + c, res);
-          }
-          if (declined || ++r == rows) break;
-          c = peel;
-          ((rstep[I] != 0 ? (void)(rp[I] += rstep[I], rb[I] = B(*rp[I])) : (void)0), ...);
+  std::size_t r = rr, c = cc;
+  std::array<const T*, NP> rp{(rows_mode ? pc.p[I] + static_cast<std::ptrdiff_t>(r) * rstep[I] : &pc.s[I])...};
+  std::array<B, NP> rb{B(*rp[I])...};
+  for (;;) {
+    const T* xr = x + r * cols;
+    T* yr = y + r * cols;
+    for (; c < body; c += L) {
+      bool ok = true;
+      const B res = call_batch(k, ok, index_at(ix, r * cols + c), load<B>(xr + c), rb[I]...);
+      if (ok) [[likely]] {
+        detail::store(yr + c, res);
+      } else {
+        dec.row[dec.count] = r;
+        dec.col[dec.count] = c;
+        if (++dec.count == declined_batches::capacity) {
+          rr = r;
+          cc = c + L;
+          return false;
         }
-        if (!declined) break;
-        run_scalar(sk, x + r * cols, y + r * cols, c, c + L, index_at(ix, r * cols),
-                   scalar_operands<T, NP>{{}, {(rows_mode ? *rp[I] : pc.s[I])...}, {}}, seq);
-        c += L;
-      }
-      if (stream) stream_fence();
-    }
-    if (body_end < cols) {
-      std::array<const T*, NP> rp = pc.p;
-      for (std::size_t r = 0; r < rows; ++r) {
-        if (r != 0) ((rp[I] += rstep[I]), ...);
-        run_scalar(sk, x + r * cols, y + r * cols, body_end, cols, index_at(ix, r * cols),
-                   scalar_operands<T, NP>{{}, {(rows_mode ? *rp[I] : pc.s[I])...}, {}}, seq);
       }
     }
+    if (++r >= rows) return true;
+    c = 0;
+    ((rstep[I] != 0 ? (void)(rp[I] += rstep[I], rb[I] = B(*rp[I])) : (void)0), ...);
+  }
+}
+
+template <class K, class T, std::size_t NP>
+LOWBIT_NOINLINE bool row_batches(const piece<T, NP>& pc, const void* k, std::size_t body, std::size_t& r,
+                                 std::size_t& c, declined_batches& dec) {
+  return row_batches_impl(pc, *static_cast<const K*>(k), body, r, c, dec, std::make_index_sequence<NP>{});
+}
+
+/**
+ * The loaded loop of kernel K (the other leaf): the batches of row `r` of
+ * the piece (row 0 but in a compact runner's row mode) from column i on,
+ * each parameter loaded or splatted as `vary` says (a branch per batch,
+ * always predicted, next to a division). A declined batch is noted in `dec`.
+ */
+template <class K, class T, std::size_t NP, std::size_t... I>
+LOWBIT_ALWAYS_INLINE bool loaded_batches_impl(const piece<T, NP>& pc, const K& kernel, std::size_t r, std::size_t& ii,
+                                              bool stream, declined_batches& dec, std::index_sequence<I...>) noexcept {
+  using B = batch<T>;
+  constexpr std::size_t L = B::size;
+  const K k = kernel;
+  const bool rows_mode = rows_mode_of(pc);
+  const std::size_t n = rows_mode ? pc.cols : pc.n;
+  const T* x = pc.x + r * n;
+  T* y = pc.y + r * n;
+  const std::array<const T*, NP> p{
+      (rows_mode ? pc.p[I] + static_cast<std::ptrdiff_t>(r) * pc.row_stride[I] : pc.p[I])...};
+  const std::array<T, NP> ss{(rows_mode ? *p[I] : pc.s[I])...};
+  // The vary flags as one mask: one register, not NP (the loop needs every
+  // general register it can get for the parameters' pointers).
+  const unsigned v = rows_mode ? 0u : (0u | ... | (unsigned(pc.vary[I]) << I));
+  const element_index ix = index_at(pc.index, r * n);
+  for (std::size_t i = ii; i + L <= n; i += L) {
+    bool ok = true;
+    const B res =
+        call_batch(k, ok, index_at(ix, i), load<B>(x + i), ((v >> I & 1u) ? load<B>(p[I] + i) : B(ss[I]))...);
+    if (ok) [[likely]] {
+      put_batch(stream, y + i, res);
+    } else {
+      dec.row[dec.count] = r;
+      dec.col[dec.count] = i;
+      if (++dec.count == declined_batches::capacity) {
+        ii = i + L;
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+template <class K, class T, std::size_t NP>
+LOWBIT_NOINLINE bool loaded_batches(const piece<T, NP>& pc, const void* k, std::size_t r, std::size_t& i, bool stream,
+                                    declined_batches& dec) {
+  return loaded_batches_impl(pc, *static_cast<const K*>(k), r, i, stream, dec, std::make_index_sequence<NP>{});
+}
+
+/**
+ * The kernel loops: `y[i] = k(x[i], params...)` over a piece. With `simd`,
+ * whole batches on the kernel's leaves, the scalar elements before them (a
+ * peel, for streaming stores) and after them (the tail) on the scalar loop;
+ * without, the scalar loop alone. Everything here but the leaves is
+ * compiled once per scalar kernel, which the seven rounding modes of an
+ * operator share (scalar_kernel_of), not once per mode:
+ *
+ * - a piece whose parameters are constant along each row (a constant
+ *   piece, one row of splats, or row mode) runs on the row loop, every
+ *   row's batches first, then every row's scalar elements (a call inside the
+ *   row loop would make the compiler spill and rebuild the broadcast
+ *   parameters and constants around it, every row);
+ * - a piece with a parameter array along it, or that streams its stores (a
+ *   large constant piece), runs on the loaded loop;
+ * - without a row loop (run_piece_compact), the loaded loop serves every
+ *   piece, a row at a time (a constant piece is one row).
+ */
+template <class T, std::size_t NP>
+LOWBIT_NOINLINE void run_piece_on(const batch_leaves<T, NP>& lv, const piece<T, NP>& pc, bool simd) {
+  constexpr std::size_t L = batch<T>::size;
+  const bool rows_mode = rows_mode_of(pc);
+  // Streaming stores: never in row mode (the engine does not ask for them).
+  const bool stream = simd && pc.stream && !rows_mode && reinterpret_cast<std::uintptr_t>(pc.y) % sizeof(T) == 0;
+  const std::size_t rows = rows_mode ? pc.rows : 1, cols = rows_mode ? pc.cols : pc.n;
+  declined_batches dec;
+  // The declined batches noted so far, on the scalar loop.
+  auto flush = [&] {
+    for (std::size_t j = 0; j < dec.count; ++j)
+      lv.scalar(lv.scalar_kernel, pc, dec.row[j], dec.col[j], dec.col[j] + L);
+    dec.count = 0;
+  };
+  if (lv.row != nullptr && (!pc.loaded || rows_mode) && !stream) {
+    const std::size_t body = simd ? cols / L * L : std::size_t(0);
+    std::size_t r = 0, c = 0;
+    if (body != 0)
+      while (!lv.row(pc, lv.kernel, body, r, c, dec)) flush();
+    flush();
+    if (body < cols)
+      for (std::size_t r = 0; r < rows; ++r) lv.scalar(lv.scalar_kernel, pc, r, body, cols);
     return;
   }
-  if constexpr (!Compact && !declining_kernel<K>) {
-    // The loaded loop alone, as the general form below without rows and
-    // declines, which GCC compiles to a slower loop (docs/performance.md).
-    const std::size_t n = pc.n;
-    const std::array<const T*, NP> p = pc.p;
-    const std::array<bool, NP> v = pc.vary;
-    const std::array<T, NP> ss = pc.s;
+  // The loaded loop; without a row loop also every other piece, a row at a
+  // time.
+  for (std::size_t r = 0; r < rows; ++r) {
     std::size_t i = 0;
     if (simd) {
-      if (const std::size_t peel = stream_peel(stream, y, n); peel != 0)
-        run_scalar(sk, x, y, 0, i = peel, ix, scalar_operands<T, NP>{p, ss, v}, seq);
-      for (; i + L <= n; i += L)
-        put(y + i, call_kernel(k, index_at(ix, i), load<B>(x + i), (v[I] ? load<B>(p[I] + i) : B(ss[I]))...));
+      if (const std::size_t peel = stream_peel(stream, pc.y + r * cols, cols); peel != 0)
+        lv.scalar(lv.scalar_kernel, pc, r, 0, i = peel);
+      std::size_t from = i;
+      while (!lv.loaded(pc, lv.kernel, r, from, stream, dec)) flush();
+      flush();
+      i += (cols - i) / L * L;
       if (stream) stream_fence();
     }
-    if (i < n) run_scalar(sk, x, y, i, n, ix, scalar_operands<T, NP>{p, ss, v}, seq);
-  } else {
-    // The loaded loop; in a compact runner also every other piece, a row at a
-    // time (a constant piece is one row).
-    const bool rows_mode = Compact && pc.loaded && pc.rows != 0;
-    const std::size_t rows = rows_mode ? pc.rows : 1, n = rows_mode ? pc.cols : pc.n;
-    std::array<const T*, NP> p = pc.p;
-    const std::array<bool, NP> v = rows_mode ? std::array<bool, NP>{} : pc.vary;
-    std::array<T, NP> ss = pc.s;
-    for (std::size_t r = 0; r < rows; ++r) {
-      if (rows_mode) {
-        if (r != 0) ((p[I] += pc.row_stride[I]), ...);
-        ((ss[I] = *p[I]), ...);
-      }
-      const T* xr = x + r * n;
-      T* yr = y + r * n;
-      const element_index ixr = index_at(ix, r * n);
-      std::size_t i = 0;
-      if (simd) {
-        if (const std::size_t peel = stream_peel(stream, yr, n); peel != 0)
-          run_scalar(sk, xr, yr, 0, i = peel, ixr, scalar_operands<T, NP>{p, ss, v}, seq);
-        for (;;) {  // once through, unless a batch is declined (as in the row loop)
-          bool declined = false;
-          for (; i + L <= n; i += L) {
-            bool ok = true;
-            const B res =
-                call_batch(k, ok, index_at(ixr, i), load<B>(xr + i), (v[I] ? load<B>(p[I] + i) : B(ss[I]))...);
-            if (!ok) {
-              declined = true;
-              break;
-            }
-            put(yr + i, res);
-          }
-          if (!declined) break;
-          run_scalar(sk, xr, yr, i, i + L, ixr, scalar_operands<T, NP>{p, ss, v}, seq);
-          i += L;
-        }
-        if (stream) stream_fence();
-      }
-      if (i < n) run_scalar(sk, xr, yr, i, n, ixr, scalar_operands<T, NP>{p, ss, v}, seq);
-    }
+    if (i < cols) lv.scalar(lv.scalar_kernel, pc, r, i, cols);
   }
 }
 
-/// Runs kernel k over the piece (run_piece_impl).
+/// Runs kernel k over the piece (run_piece_on): its two batch loops are the
+/// code compiled for k alone.
 template <class K, class T, std::size_t NP>
 void run_piece(const K& k, const piece<T, NP>& pc, bool simd) {
-  run_piece_impl<false>(k, pc, simd, std::make_index_sequence<NP>{});
+  const auto sk = scalar_kernel_of(k);
+  using SK = std::remove_const_t<decltype(sk)>;
+  const batch_leaves<T, NP> lv{&k, &sk, &scalar_columns<SK, T, NP>, &row_batches<K, T, NP>,
+                               &loaded_batches<K, T, NP>};
+  run_piece_on(lv, pc, simd);
 }
 
-
-/// run_piece with the kernel inlined into the loaded loop only, which then
-/// serves every piece (a constant one as one row of splats, row mode a row
-/// at a time): half the code, slower on constant and row-mode pieces. For
-/// kernels on a rare path, or that only ever see loaded pieces.
+/// run_piece with the loaded loop alone, which then serves every piece (a
+/// constant one as one row of splats, row mode a row at a time): half the
+/// code, slower on constant and row-mode pieces. For kernels on a rare path,
+/// or that only ever see loaded pieces.
 template <class K, class T, std::size_t NP>
 void run_piece_compact(const K& k, const piece<T, NP>& pc, bool simd) {
-  run_piece_impl<true>(k, pc, simd, std::make_index_sequence<NP>{});
+  const auto sk = scalar_kernel_of(k);
+  using SK = std::remove_const_t<decltype(sk)>;
+  const batch_leaves<T, NP> lv{&k, &sk, &scalar_columns<SK, T, NP>, nullptr, &loaded_batches<K, T, NP>};
+  run_piece_on(lv, pc, simd);
 }
 
 /**
