@@ -240,7 +240,7 @@ void quantize_codes_of(const Op& op, const call_args<Op, T>& a, nd<C>& cd, nd<S>
     std::array<buffer<T>, NS> side{buffer<T>(ss[I].count())...};
     execute<stage::code>(op, a, out, qd, [&](const auto& st) { (st.template side<I>(side[I].data()), ...); });
     using outs = code_outputs_of<Op>;
-    const nd<const T>* const no_x = nullptr;  // a side output's values are not x's
+    [[maybe_unused]] const nd<const T>* const no_x = nullptr;  // a side output's values are not x's
     check_code_values<C>(Op::name, "codes", out, q.data(), &a.x(), bits);
     (check_code_values<S>(Op::name, outs::c_str[1 + I], ss[I], side[I].data(), no_x, false), ...);
     store_codes(q.data(), cd, bits);
