@@ -221,10 +221,11 @@ LOWBIT_ALWAYS_INLINE V round_integral_any_zero(V y) noexcept {
   }
 }
 
-/// Calls `f(std::integral_constant<rounding_mode, M>{})` with the mode as a
-/// compile-time constant.
+/// Calls `f(std::integral_constant<rounding_mode, M>{})` for M = m, inlined:
+/// the switch of the run-time-mode kernels (a switch per element or batch,
+/// always predicted). An invalid m is taken as half_even.
 template <class F>
-decltype(auto) with_rounding_mode(rounding_mode m, F&& f) {
+LOWBIT_ALWAYS_INLINE decltype(auto) switch_mode(rounding_mode m, F&& f) {
   using rm = rounding_mode;
   switch (m) {
     case rm::ceil: return f(std::integral_constant<rm, rm::ceil>{});
@@ -238,22 +239,19 @@ decltype(auto) with_rounding_mode(rounding_mode m, F&& f) {
   return f(std::integral_constant<rm, rm::half_even>{});
 }
 
-/// round_integral<S, M>(y) for the run-time mode m: a switch, always
-/// predicted, inlined into the run-time-mode kernels that call it per
-/// element or batch (with_rounding_mode is a call of its own).
+/// Calls `f(std::integral_constant<rounding_mode, M>{})` with the mode as a
+/// compile-time constant (a call of its own, around kernels).
+template <class F>
+decltype(auto) with_rounding_mode(rounding_mode m, F&& f) {
+  return switch_mode(m, f);
+}
+
+/// round_integral<S, M>(y) for the run-time mode m (switch_mode).
 template <semantics S, class V>
 LOWBIT_ALWAYS_INLINE V round_integral_any(V y, rounding_mode m) noexcept {
-  using rm = rounding_mode;
-  switch (m) {
-    case rm::ceil: return round_integral<S, rm::ceil>(y);
-    case rm::floor: return round_integral<S, rm::floor>(y);
-    case rm::up: return round_integral<S, rm::up>(y);
-    case rm::down: return round_integral<S, rm::down>(y);
-    case rm::half_up: return round_integral<S, rm::half_up>(y);
-    case rm::half_down: return round_integral<S, rm::half_down>(y);
-    case rm::half_even: break;
-  }
-  return round_integral<S, rm::half_even>(y);
+  return switch_mode(m, [&](auto mc) LOWBIT_ALWAYS_INLINE_LAMBDA {
+    return round_integral<S, decltype(mc)::value>(y);
+  });
 }
 
 /**
@@ -281,17 +279,9 @@ LOWBIT_ALWAYS_INLINE V round_step(V y, rounding_mode m) noexcept {
 template <semantics S, rounding_mode M, class V>
 LOWBIT_ALWAYS_INLINE V round_step_any_zero(V y, rounding_mode m) noexcept {
   if constexpr (M == run_time_mode) {
-    using rm = rounding_mode;
-    switch (m) {
-      case rm::ceil: return round_integral_any_zero<S, rm::ceil>(y);
-      case rm::floor: return round_integral_any_zero<S, rm::floor>(y);
-      case rm::up: return round_integral_any_zero<S, rm::up>(y);
-      case rm::down: return round_integral_any_zero<S, rm::down>(y);
-      case rm::half_up: return round_integral_any_zero<S, rm::half_up>(y);
-      case rm::half_down: return round_integral_any_zero<S, rm::half_down>(y);
-      case rm::half_even: break;
-    }
-    return round_integral_any_zero<S, rm::half_even>(y);
+    return switch_mode(m, [&](auto mc) LOWBIT_ALWAYS_INLINE_LAMBDA {
+      return round_integral_any_zero<S, decltype(mc)::value>(y);
+    });
   } else {
     return (void)m, round_integral_any_zero<S, M>(y);
   }
