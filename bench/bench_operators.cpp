@@ -6,6 +6,11 @@
 //   baseline/stream/<N>                  y[i] = x[i] * a, the memory ceiling
 //   baseline/scalar_int_quant/<N>        the IntQuant ROUND formula in a plain loop,
 //                                        auto-vectorisation disabled for that function
+//   baseline/hand_int_quant/<N>          IntQuant int8 ROUND, exact semantics, per tensor,
+//                                        hand-written on xsimd (bench/hand_kernels.hpp):
+//                                        lowbit's bits, nothing but the arithmetic
+//   baseline/hand_fp8_e4m3/<N>           minifloat_quant FP8 E4M3FN ROUND, exact, per
+//                                        tensor, hand-written the same way
 //   <op>/<mode>/<pattern>/<N>            op in int_quant, trunc, bipolar_quant,
 //                                        float_quant_e4m3 (OCP E4M3FN), float_quant_e5m2,
 //                                        float_quant_e2m1; mode in lower case as in QONNX
@@ -32,6 +37,8 @@
 #include <benchmark/benchmark.h>
 
 #include <lowbit/lowbit.hpp>
+
+#include "hand_kernels.hpp"
 
 #include <bit>
 #include <cmath>
@@ -171,6 +178,22 @@ void bm_scalar_int_quant(benchmark::State& st, std::size_t n) {
   timed_loop(st, y, [&] { scalar_int_quant(x.data(), y.data(), n, s, z, lo, hi); });
 }
 
+void bm_hand_int_quant(benchmark::State& st, std::size_t n) {
+  const std::vector<float>& x = input(n);
+  std::vector<float> y(n);
+  float s = base_scale;
+  benchmark::DoNotOptimize(s);
+  timed_loop(st, y, [&] { lowbit_bench::hand_int_quant(x.data(), y.data(), n, s, 0.0f, -128.0f, 127.0f); });
+}
+
+void bm_hand_fp8_e4m3(benchmark::State& st, std::size_t n) {
+  const std::vector<float>& x = input(n);
+  std::vector<float> y(n);
+  float s = base_scale;
+  benchmark::DoNotOptimize(s);
+  timed_loop(st, y, [&] { lowbit_bench::hand_fp8_e4m3(x.data(), y.data(), n, s); });
+}
+
 // ---- operators ---------------------------------------------------------------
 
 /// Times `call(x, scale, y)` with x, scale and y laid out as pattern p says
@@ -280,6 +303,8 @@ bool register_all() {
     const std::string ni = std::to_string(n);
     RegisterBenchmark(("baseline/stream/" + ni).c_str(), bm_stream, n);
     RegisterBenchmark(("baseline/scalar_int_quant/" + ni).c_str(), bm_scalar_int_quant, n);
+    RegisterBenchmark(("baseline/hand_int_quant/" + ni).c_str(), bm_hand_int_quant, n);
+    RegisterBenchmark(("baseline/hand_fp8_e4m3/" + ni).c_str(), bm_hand_fp8_e4m3, n);
   }
   const std::pair<const char*, lowbit::minifloat_format> floats[] = {
       {"float_quant_e4m3", lowbit::formats::fp8_e4m3fn},

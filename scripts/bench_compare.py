@@ -7,7 +7,10 @@
 
 For every benchmark named .../<N> it prints items per ns and the ratios to
 baseline/stream/<N> (the memory ceiling) and baseline/scalar_int_quant/<N>
-(the non-vectorised scalar IntQuant) at the same N, and, for
+(the non-vectorised scalar IntQuant) at the same N, the ratio to the hand
+baseline of its kind at the same N in column /hand (baseline/hand_fp8_e4m3
+for FloatQuant, baseline/hand_int_quant for IntQuant, Trunc and
+BipolarQuant: the smallest hand-written loops of the same bits), and, for
 lowbit-bench-dispatch's dispatch/<rest> benchmarks, the ratio to
 native/<rest> (the same call built with -march=native) in column /native. With repetitions, the
 median aggregate is used when present, else the best (highest) run. Only
@@ -44,6 +47,15 @@ def collect(report):
     return best
 
 
+def hand_baseline(name):
+    """The hand-written baseline a benchmark compares with, or None."""
+    if "float_quant" in name or "minifloat" in name:
+        return "baseline/hand_fp8_e4m3"
+    if any(op in name for op in ("int_quant", "trunc", "bipolar_quant")):
+        return "baseline/hand_int_quant"
+    return None
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("json", help="Google Benchmark JSON output of lowbit-bench")
@@ -69,16 +81,19 @@ def main(argv):
         stream = rates.get(f"baseline/stream/{n}")
         scalar = rates.get(f"baseline/scalar_int_quant/{n}")
         native = rates.get("native/" + name[len("dispatch/"):]) if name.startswith("dispatch/") else None
+        hb = hand_baseline(name)
+        hand = rates.get(f"{hb}/{n}") if hb else None
         rows.append((int(n), m.group(1), v, stream and v / stream, scalar and v / scalar,
-                     native and v / native))
+                     hand and v / hand, native and v / native))
     rows.sort()
     width = max([len(r[1]) for r in rows] + [9])
-    show_native = any(r[5] for r in rows)
-    print(f"{'benchmark':<{width}} {'N':>9} {'el/ns':>7} {'/stream':>8} {'/scalar':>8}"
+    show_native = any(r[6] for r in rows)
+    print(f"{'benchmark':<{width}} {'N':>9} {'el/ns':>7} {'/stream':>8} {'/scalar':>8} {'/hand':>8}"
           + (f" {'/native':>8}" if show_native else ""))
     fmt = lambda x: f"{x:8.2f}" if x else f"{'-':>8}"
-    for n, op, v, rs, rc, rn in rows:
-        print(f"{op:<{width}} {n:>9} {v:7.3f} {fmt(rs)} {fmt(rc)}" + (f" {fmt(rn)}" if show_native else ""))
+    for n, op, v, rs, rc, rh, rn in rows:
+        print(f"{op:<{width}} {n:>9} {v:7.3f} {fmt(rs)} {fmt(rc)} {fmt(rh)}"
+              + (f" {fmt(rn)}" if show_native else ""))
     return 0
 
 

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+// bench/hand_kernels.hpp: the hand-written baselines of lowbit-bench compute
+// lowbit's bits (exact semantics), on the benchmarks' inputs and beyond.
+#include "../bench/hand_kernels.hpp"
+
+#include <cmath>
+#include <cstddef>
+#include <initializer_list>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "support/catch.hpp"
+#include "support/test_util.hpp"
+
+namespace {
+
+/// The benchmarks' inputs (x ~ U(-8, 8)) and, past them, values around
+/// every scale's grid: zeros, ties, subnormals, the saturation bound.
+std::vector<float> inputs(std::size_t n, float s) {
+  std::vector<float> x(n);
+  std::mt19937 rng(20240601u);
+  std::uniform_real_distribution<float> dist(-8.0f, 8.0f);
+  for (float& v : x) v = dist(rng);
+  const float extra[] = {0.0f, -0.0f, 0.5f * s, -0.5f * s, 1.5f * s, -2.5f * s, 127.5f * s, -128.5f * s,
+                         1000.0f * s, -1000.0f * s, 448.0f * s, 464.0f * s, -464.1f * s, 0x1p-7f * s,
+                         0x1.8p-9f * s, 0x1p-10f * s, std::numeric_limits<float>::denorm_min()};
+  for (std::size_t i = 0; i < sizeof extra / sizeof extra[0] && i < n; ++i) x[n - 1 - i] = extra[i];
+  return x;
+}
+
+/// Runs `hand(x, y, n, s)` and `lib(x, s, y)` on inputs(n, s) for sizes
+/// with and without a tail, below one batch and the benchmarks', and the
+/// scales `ss`; every result must have the same bits.
+template <class Hand, class Lib>
+void check_same_bits(std::initializer_list<float> ss, const Hand& hand, const Lib& lib) {
+  for (std::size_t n : {std::size_t(1), std::size_t(37), std::size_t(1000), std::size_t(4096)}) {
+    for (float s : ss) {
+      CAPTURE(n, s);
+      const std::vector<float> x = inputs(n, s);
+      std::vector<float> h(n), l(n);
+      hand(x.data(), h.data(), n, s);
+      lib(x, s, l);
+      std::size_t bad = 0;
+      for (std::size_t i = 0; i < n; ++i) bad += lowbit_test::bits(h[i]) != lowbit_test::bits(l[i]);
+      CHECK(bad == 0);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("hand_int_quant computes exact IntQuant ROUND's bits", "[hand_kernels]") {
+  const lowbit::int_quant<lowbit::semantics::exact> q{.is_signed = true, .narrow = false};
+  check_same_bits(
+      {0.05f, 0.25f, 3.0f},
+      [](const float* x, float* y, std::size_t n, float s) { lowbit_bench::hand_int_quant(x, y, n, s, 0.0f, -128.0f, 127.0f); },
+      [&](const std::vector<float>& x, float s, std::vector<float>& y) { q(x, s, 0.0f, 8.0f, y); });
+}
+
+TEST_CASE("hand_fp8_e4m3 computes exact FP8 E4M3FN ROUND's bits", "[hand_kernels]") {
+  const lowbit::minifloat_quant<lowbit::semantics::exact> q{.format = lowbit::formats::fp8_e4m3fn};
+  check_same_bits(
+      {1.0f, 0.05f, 0.001f}, [](const float* x, float* y, std::size_t n, float s) { lowbit_bench::hand_fp8_e4m3(x, y, n, s); },
+      [&](const std::vector<float>& x, float s, std::vector<float>& y) { q(x, s, y); });
+}
