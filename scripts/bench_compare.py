@@ -48,8 +48,11 @@ def collect(report):
 
 
 def hand_baseline(name):
-    """The hand-written baseline a benchmark compares with, or None."""
-    if "float_quant" in name or "minifloat" in name:
+    """The hand-written baseline a benchmark compares with, or None (codes,
+    packing: other work than the hand loops do)."""
+    if name.startswith(("codes/", "pack/", "unpack/")):
+        return None
+    if "float_quant" in name:
         return "baseline/hand_fp8_e4m3"
     if any(op in name for op in ("int_quant", "trunc", "bipolar_quant")):
         return "baseline/hand_int_quant"

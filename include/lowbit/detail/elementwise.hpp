@@ -638,9 +638,10 @@ LOWBIT_NOINLINE bool loaded_batches(const piece<T, NP>& pc, const void* k, std::
  * The kernel loops: `y[i] = k(x[i], params...)` over a piece. With `simd`,
  * whole batches on the kernel's leaves, the scalar elements before them (a
  * peel, for streaming stores) and after them (the tail) on the scalar loop;
- * without, the scalar loop alone. Everything here but the leaves is
- * compiled once per scalar kernel, which the seven rounding modes of an
- * operator share (scalar_kernel_of), not once per mode:
+ * without, the scalar loop alone. This is compiled once per element type
+ * and operand count, the scalar loop (scalar_columns) once per scalar
+ * kernel, which the seven rounding modes of an operator share
+ * (scalar_kernel_of): a mode costs its two leaves and nothing else.
  *
  * - a piece whose parameters are constant along each row (a constant
  *   piece, one row of splats, or row mode) runs on the row loop, every
@@ -693,15 +694,22 @@ LOWBIT_NOINLINE void run_piece_on(const batch_leaves<T, NP>& lv, const piece<T, 
   }
 }
 
-/// Runs kernel k over the piece (run_piece_on): its two batch loops are the
-/// code compiled for k alone.
-template <class K, class T, std::size_t NP>
-void run_piece(const K& k, const piece<T, NP>& pc, bool simd) {
+/// Runs kernel k over the piece on run_piece_on with k's leaves: both batch
+/// loops (`Row`), or the loaded loop alone.
+template <bool Row, class K, class T, std::size_t NP>
+void run_piece_with(const K& k, const piece<T, NP>& pc, bool simd) {
   const auto sk = scalar_kernel_of(k);
   using SK = std::remove_const_t<decltype(sk)>;
-  const batch_leaves<T, NP> lv{&k, &sk, &scalar_columns<SK, T, NP>, &row_batches<K, T, NP>,
-                               &loaded_batches<K, T, NP>};
+  batch_leaves<T, NP> lv{&k, &sk, &scalar_columns<SK, T, NP>, nullptr, &loaded_batches<K, T, NP>};
+  if constexpr (Row) lv.row = &row_batches<K, T, NP>;
   run_piece_on(lv, pc, simd);
+}
+
+/// Runs kernel k over the piece: its two batch loops are the code compiled
+/// for k alone.
+template <class K, class T, std::size_t NP>
+void run_piece(const K& k, const piece<T, NP>& pc, bool simd) {
+  run_piece_with<true>(k, pc, simd);
 }
 
 /// run_piece with the loaded loop alone, which then serves every piece (a
@@ -710,10 +718,7 @@ void run_piece(const K& k, const piece<T, NP>& pc, bool simd) {
 /// or that only ever see loaded pieces.
 template <class K, class T, std::size_t NP>
 void run_piece_compact(const K& k, const piece<T, NP>& pc, bool simd) {
-  const auto sk = scalar_kernel_of(k);
-  using SK = std::remove_const_t<decltype(sk)>;
-  const batch_leaves<T, NP> lv{&k, &sk, &scalar_columns<SK, T, NP>, nullptr, &loaded_batches<K, T, NP>};
-  run_piece_on(lv, pc, simd);
+  run_piece_with<false>(k, pc, simd);
 }
 
 /**
