@@ -26,7 +26,7 @@ namespace lowbit_bench {
 
 /// IntQuant ROUND, exact semantics: y = (rint(clamp(x / s + z, lo, hi)) - z) * s.
 template <class V>
-inline V hand_int_quant_step(V x, V s, V z, V lo, V hi) noexcept {
+LOWBIT_ALWAYS_INLINE V hand_int_quant_step(V x, V s, V z, V lo, V hi) noexcept {
   namespace ld = lowbit::detail;
   V v = ld::quotient(x, s) + z;
   v = ld::bound_above(hi, ld::bound_below(lo, v));
@@ -39,7 +39,7 @@ inline V hand_int_quant_step(V x, V s, V z, V lo, V hi) noexcept {
 /// (rounds a to a multiple of 2^(max(e, -6) - 3): 3 mantissa bits, the
 /// subnormal spacing 2^-9 below 2^-6); y = q * s.
 template <class V>
-inline V hand_fp8_e4m3_step(V x, V s) noexcept {
+LOWBIT_ALWAYS_INLINE V hand_fp8_e4m3_step(V x, V s) noexcept {
   namespace ld = lowbit::detail;
   using I = ld::int_lanes_t<V>;
   const V d = ld::quotient(x, s);
@@ -53,7 +53,7 @@ inline V hand_fp8_e4m3_step(V x, V s) noexcept {
 /// y[i] = f(x[i]) for i in [0, n): four batches per iteration, then single
 /// batches, then scalars.
 template <class F>
-inline void hand_loop(const float* x, float* y, std::size_t n, const F& fn) noexcept {
+LOWBIT_ALWAYS_INLINE void hand_loop(const float* x, float* y, std::size_t n, const F& fn) noexcept {
   // A local copy: a vector store may alias any memory, so values read
   // through a reference would be reloaded (and broadcast again) every batch.
   const F f = fn;
@@ -61,14 +61,10 @@ inline void hand_loop(const float* x, float* y, std::size_t n, const F& fn) noex
   constexpr std::size_t L = B::size;
   std::size_t i = 0;
   for (; i + 4 * L <= n; i += 4 * L) {
-    const B r0 = f(B::load_unaligned(x + i));
-    const B r1 = f(B::load_unaligned(x + i + L));
-    const B r2 = f(B::load_unaligned(x + i + 2 * L));
-    const B r3 = f(B::load_unaligned(x + i + 3 * L));
-    r0.store_unaligned(y + i);
-    r1.store_unaligned(y + i + L);
-    r2.store_unaligned(y + i + 2 * L);
-    r3.store_unaligned(y + i + 3 * L);
+    f(B::load_unaligned(x + i)).store_unaligned(y + i);
+    f(B::load_unaligned(x + i + L)).store_unaligned(y + i + L);
+    f(B::load_unaligned(x + i + 2 * L)).store_unaligned(y + i + 2 * L);
+    f(B::load_unaligned(x + i + 3 * L)).store_unaligned(y + i + 3 * L);
   }
   for (; i + L <= n; i += L) f(B::load_unaligned(x + i)).store_unaligned(y + i);
   for (; i < n; ++i) y[i] = f(x[i]);
@@ -77,7 +73,7 @@ inline void hand_loop(const float* x, float* y, std::size_t n, const F& fn) noex
 /// IntQuant ROUND, exact semantics, per tensor: scale s, zero point z, the
 /// integer range [lo, hi].
 inline void hand_int_quant(const float* x, float* y, std::size_t n, float s, float z, float lo, float hi) noexcept {
-  hand_loop(x, y, n, [=](auto v) {
+  hand_loop(x, y, n, [=](auto v) LOWBIT_ALWAYS_INLINE_LAMBDA {
     using V = decltype(v);
     return hand_int_quant_step(v, V(s), V(z), V(lo), V(hi));
   });
@@ -85,7 +81,7 @@ inline void hand_int_quant(const float* x, float* y, std::size_t n, float s, flo
 
 /// minifloat_quant of OCP FP8 E4M3FN, ROUND, exact semantics, per tensor.
 inline void hand_fp8_e4m3(const float* x, float* y, std::size_t n, float s) noexcept {
-  hand_loop(x, y, n, [=](auto v) {
+  hand_loop(x, y, n, [=](auto v) LOWBIT_ALWAYS_INLINE_LAMBDA {
     using V = decltype(v);
     return hand_fp8_e4m3_step(v, V(s));
   });
