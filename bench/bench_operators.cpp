@@ -13,7 +13,10 @@
 //                                        tensor, hand-written the same way
 //   <op>/<mode>/<pattern>/<N>            op in int_quant, trunc, bipolar_quant,
 //                                        float_quant_e4m3 (OCP E4M3FN), float_quant_e5m2,
-//                                        float_quant_e2m1; mode in lower case as in QONNX
+//                                        float_quant_e2m1 (reference semantics), and
+//                                        float_quant_exact_e4m3, _e5m2, _e2m1 (exact
+//                                        semantics; tensor and channel patterns);
+//                                        mode in lower case as in QONNX
 //                                        (round, ceil, floor, up, down, half_up, half_down;
 //                                        "none" for bipolar_quant, which has no mode)
 //   int_quant/<mode>/nchw/<N>            x [1, 64, H, W], scale [1, 64, 1, 1]
@@ -29,7 +32,9 @@
 //   channel  x [64, N/64], scale [64, 1]
 //   element  scale the shape of x
 // IntQuant is int8 signed, Trunc int8 on scale s to 4 bits on 4 s, FloatQuant
-// the OCP presets. N = 4096 (L1), 65536 (L2), 2^20 (L3) and 2^25 (DRAM).
+// the OCP presets. N = 4096 (L1), 65536 (L2), 2^20 (L3) and 2^25 (DRAM); the
+// per-tensor ROUND benchmarks and the hand baselines also at N = 16, 64 and
+// 256 (the fixed cost of a call).
 // Every benchmark sets items and bytes processed (x read + y written).
 // Compare within one run, e.g.:
 //   lowbit-bench --benchmark_filter='/4096$' --benchmark_out=b.json --benchmark_out_format=json
@@ -47,6 +52,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <new>
 #include <utility>
 #include <random>
 #include <string>
@@ -94,10 +100,30 @@ const char* name(pattern p) {
   return "?";
 }
 
+// Every buffer is aligned to 64 bytes (a cache line, an AVX-512 batch), so
+// that no benchmark depends on where malloc put its buffers: a 16-byte
+// aligned y splits every other AVX-512 store over two cache lines, and the
+// hand baselines and lowbit, each with buffers of its own, swung by up to
+// 1.5x between processes with it.
+template <class T>
+struct aligned_allocator {
+  using value_type = T;
+  aligned_allocator() = default;
+  template <class U>
+  aligned_allocator(const aligned_allocator<U>&) noexcept {}
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64}));
+  }
+  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, std::align_val_t{64}); }
+  template <class U>
+  bool operator==(const aligned_allocator<U>&) const noexcept { return true; }
+};
+using fvec = std::vector<float, aligned_allocator<float>>;
+
 // x ~ U(-8, 8) from a fixed seed; one copy per size, shared by all benchmarks.
-const std::vector<float>& input(std::size_t n) {
-  static std::map<std::size_t, std::vector<float>> cache;
-  std::vector<float>& x = cache[n];
+const fvec& input(std::size_t n) {
+  static std::map<std::size_t, fvec> cache;
+  fvec& x = cache[n];
   if (x.empty()) {
     std::mt19937 rng(20240601u);
     std::uniform_real_distribution<float> dist(-8.0f, 8.0f);
@@ -108,8 +134,8 @@ const std::vector<float>& input(std::size_t n) {
 }
 
 // n scales near 0.05: 64 distinct values 0.05 .. 0.0815, cycling.
-std::vector<float> scales(std::size_t n) {
-  std::vector<float> s(n);
+fvec scales(std::size_t n) {
+  fvec s(n);
   for (std::size_t i = 0; i < n; ++i) s[i] = base_scale * (1.0f + 0.01f * float(i % 64));
   return s;
 }
@@ -122,7 +148,7 @@ void set_counters(benchmark::State& st, std::size_t n) {
 
 // Runs `f` once per iteration and keeps its output alive.
 template <class F>
-void timed_loop(benchmark::State& st, std::vector<float>& y, F&& f) {
+void timed_loop(benchmark::State& st, fvec& y, F&& f) {
   for (auto _ : st) {
     f();
     float* out = y.data();
@@ -158,16 +184,16 @@ LOWBIT_BENCH_NO_VECTORIZE void scalar_int_quant(const float* __restrict x, float
 }
 
 void bm_stream(benchmark::State& st, std::size_t n) {
-  const std::vector<float>& x = input(n);
-  std::vector<float> y(n);
+  const fvec& x = input(n);
+  fvec y(n);
   float a = base_scale;
   benchmark::DoNotOptimize(a);
   timed_loop(st, y, [&] { stream(x.data(), y.data(), n, a); });
 }
 
 void bm_scalar_int_quant(benchmark::State& st, std::size_t n) {
-  const std::vector<float>& x = input(n);
-  std::vector<float> y(n);
+  const fvec& x = input(n);
+  fvec y(n);
   // Opaque, so z is subtracted as lowbit does, and the limits are values
   // rather than constants (with constants GCC clamps by compare and branch).
   float s = base_scale, z = 0.0f, lo = -128.0f, hi = 127.0f;
@@ -179,16 +205,16 @@ void bm_scalar_int_quant(benchmark::State& st, std::size_t n) {
 }
 
 void bm_hand_int_quant(benchmark::State& st, std::size_t n) {
-  const std::vector<float>& x = input(n);
-  std::vector<float> y(n);
+  const fvec& x = input(n);
+  fvec y(n);
   float s = base_scale;
   benchmark::DoNotOptimize(s);
   timed_loop(st, y, [&] { lowbit_bench::hand_int_quant(x.data(), y.data(), n, s, 0.0f, -128.0f, 127.0f); });
 }
 
 void bm_hand_fp8_e4m3(benchmark::State& st, std::size_t n) {
-  const std::vector<float>& x = input(n);
-  std::vector<float> y(n);
+  const fvec& x = input(n);
+  fvec y(n);
   float s = base_scale;
   benchmark::DoNotOptimize(s);
   timed_loop(st, y, [&] { lowbit_bench::hand_fp8_e4m3(x.data(), y.data(), n, s); });
@@ -200,15 +226,15 @@ void bm_hand_fp8_e4m3(benchmark::State& st, std::size_t n) {
 /// (scale a float, or a view broadcasting against x).
 template <class Call>
 void bm_pattern(benchmark::State& st, pattern p, std::size_t n, const Call& call) {
-  const std::vector<float>& x = input(n);
-  std::vector<float> y(n);
+  const fvec& x = input(n);
+  fvec y(n);
   const std::size_t inner = n / channels;
   switch (p) {
     case pattern::tensor:
       timed_loop(st, y, [&] { call(x, base_scale, y); });
       break;
     case pattern::channel: {
-      const std::vector<float> s = scales(channels);
+      const fvec s = scales(channels);
       const lowbit::strided_view<const float> xv(x.data(), {channels, inner});
       const lowbit::strided_view<const float> sv(s.data(), {channels, 1});
       const lowbit::strided_view<float> yv(y.data(), {channels, inner});
@@ -216,14 +242,14 @@ void bm_pattern(benchmark::State& st, pattern p, std::size_t n, const Call& call
       break;
     }
     case pattern::element: {
-      const std::vector<float> s = scales(n);
+      const fvec s = scales(n);
       timed_loop(st, y, [&] { call(x, s, y); });
       break;
     }
     case pattern::nchw: {
       // H*W = N/64 split as evenly as powers of two allow (8x8 ... 128x128).
       const std::size_t h = std::size_t(1) << (std::bit_width(inner) - 1) / 2, w = inner / h;
-      const std::vector<float> s = scales(channels);
+      const fvec s = scales(channels);
       const lowbit::strided_view<const float> xv(x.data(), {1, channels, h, w});
       const lowbit::strided_view<const float> sv(s.data(), {1, channels, 1, 1});
       const lowbit::strided_view<float> yv(y.data(), {1, channels, h, w});
@@ -252,9 +278,10 @@ void bm_bipolar_quant(benchmark::State& st, pattern p, std::size_t n) {
   bm_pattern(st, p, n, [&](const auto& x, const auto& s, auto& y) { b(x, s, y); });
 }
 
+template <lowbit::semantics S = lowbit::semantics::reference>
 void bm_float_quant(benchmark::State& st, lowbit::minifloat_format f, lowbit::rounding_mode mode, pattern p,
                     std::size_t n) {
-  const lowbit::minifloat_quant<> q{.format = f, .rounding = mode};
+  const lowbit::minifloat_quant<S> q{.format = f, .rounding = mode};
   bm_pattern(st, p, n, [&](const auto& x, const auto& s, auto& y) { q(x, s, y); });
 }
 
@@ -295,6 +322,9 @@ std::vector<std::size_t> sizes() {
   return {std::size_t(1) << 12, std::size_t(1) << 16, std::size_t(1) << 20, std::size_t(1) << 25};
 }
 
+// The small calls' sizes (tensor pattern, ROUND only).
+std::vector<std::size_t> small_sizes() { return {16, 64, 256}; }
+
 // Registered from a static initializer so the names are exactly as above.
 bool register_all() {
   using benchmark::RegisterBenchmark;
@@ -313,6 +343,12 @@ bool register_all() {
       // Not saturating: overflows become +-inf.
       {"float_quant_e5m2_inf", lowbit::formats::fp8_e5m2.with_saturation(false)},
   };
+  // Exact semantics, per tensor and per channel: the bits of the hand FP8 baseline.
+  const std::pair<const char*, lowbit::minifloat_format> exact_floats[] = {
+      {"float_quant_exact_e4m3", lowbit::formats::fp8_e4m3fn},
+      {"float_quant_exact_e5m2", lowbit::formats::fp8_e5m2},
+      {"float_quant_exact_e2m1", lowbit::formats::fp4_e2m1},
+  };
   for (lowbit::rounding_mode m : lowbit::all_rounding_modes) {
     const std::string mode = lower(lowbit::to_string(m));
     for (pattern p : {pattern::tensor, pattern::channel, pattern::element, pattern::nchw})
@@ -321,13 +357,31 @@ bool register_all() {
         RegisterBenchmark(("int_quant" + tail).c_str(), bm_int_quant, m, p, n, true);
         if (p == pattern::nchw) continue;
         RegisterBenchmark(("trunc" + tail).c_str(), bm_trunc, m, p, n);
-        for (const auto& [op, f] : floats) RegisterBenchmark((op + tail).c_str(), bm_float_quant, f, m, p, n);
+        for (const auto& [op, f] : floats) RegisterBenchmark((op + tail).c_str(), bm_float_quant<>, f, m, p, n);
+        if (p == pattern::element) continue;
+        for (const auto& [op, f] : exact_floats)
+          RegisterBenchmark((op + tail).c_str(), bm_float_quant<lowbit::semantics::exact>, f, m, p, n);
       }
   }
   for (pattern p : {pattern::tensor, pattern::channel, pattern::element})
     for (std::size_t n : ns)
       RegisterBenchmark(("bipolar_quant/none/" + std::string(name(p)) + "/" + std::to_string(n)).c_str(),
                         bm_bipolar_quant, p, n);
+  // Small calls, per tensor with scalar parameters: the fixed cost of a call
+  // (its checks, planning and dispatch) against the hand loops of the same N.
+  for (std::size_t n : small_sizes()) {
+    const std::string ni = std::to_string(n);
+    RegisterBenchmark(("baseline/hand_int_quant/" + ni).c_str(), bm_hand_int_quant, n);
+    RegisterBenchmark(("baseline/hand_fp8_e4m3/" + ni).c_str(), bm_hand_fp8_e4m3, n);
+    const lowbit::rounding_mode m = lowbit::rounding_mode::half_even;
+    RegisterBenchmark(("int_quant/round/tensor/" + ni).c_str(), bm_int_quant, m, pattern::tensor, n, true);
+    RegisterBenchmark(("trunc/round/tensor/" + ni).c_str(), bm_trunc, m, pattern::tensor, n);
+    RegisterBenchmark(("bipolar_quant/none/tensor/" + ni).c_str(), bm_bipolar_quant, pattern::tensor, n);
+    RegisterBenchmark(("float_quant_e4m3/round/tensor/" + ni).c_str(), bm_float_quant<>, floats[0].second, m,
+                      pattern::tensor, n);
+    RegisterBenchmark(("float_quant_exact_e4m3/round/tensor/" + ni).c_str(),
+                      bm_float_quant<lowbit::semantics::exact>, exact_floats[0].second, m, pattern::tensor, n);
+  }
   for (const std::string op : {"int_quant", "float_quant_e4m3"})
     for (unsigned t : {1u, 2u})
       for (int lg : {13, 14, 15, 16, 17, 18, 20, 25})
