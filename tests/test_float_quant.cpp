@@ -392,6 +392,92 @@ TEST_CASE("float_quant: SIMD body equals the scalar path for every tail and misa
   simd_equals_scalar<semantics::exact>();
 }
 
+// The exact semantics' fast kernel (a constant format in its range) against
+// the general kernel, batch and scalar forms, on formats at the edges of
+// the range (m 0 and 22, emin -126 and 0, max just below 2^(104 + m), max
+// off the grid) and on values at every edge (zeros, subnormals, ties near
+// max and near 2^k, infinities, NaNs with payloads), in every mode and
+// overflow rule; then through the operator against the oracle.
+TEST_CASE("exact: the fast kernel equals the general kernel and the oracle at the edges of its range",
+          "[float_quant][simd][oracle]") {
+  namespace d = lowbit::detail;
+  using B = d::batch<float>;
+  constexpr std::size_t L = B::size;
+  struct edge_format {
+    float m, emin, max;
+  };
+  const edge_format formats[] = {{3, -9, 448},          {2, -16, 57344},        {1, -1, 6},
+                                 {0, -126, 1.5f},       {22, -126, 0x1.8p+125f}, {3, 0, 300},
+                                 {3, -9, 0x1.ep+106f},  {0, 0, 0x1p+103f},     {5, -126, 0x1.8p-120f},
+                                 {22, 0, 0x1.fffffep+125f}};
+  std::vector<float> v = lowbit_test::mixed_values<float>(64 * L, 41);
+  std::mt19937 rng(43);
+  for (std::size_t i = 0; i < v.size(); i += 2) v[i] = f32(static_cast<std::uint32_t>(rng()));
+  for (const edge_format& f : formats)
+    for (float c : {f.max, std::ldexp(1.0f, std::ilogb(f.max) + 1), std::ldexp(1.0f, static_cast<int>(f.emin))})
+      for (int k = -3; k <= 3; ++k)
+        for (float sgn : {1.0f, -1.0f}) {
+          const float t = f32(static_cast<std::uint32_t>(static_cast<std::int64_t>(bits(c)) + k));
+          v.push_back(sgn * t);
+          v.push_back(sgn * (t + std::ldexp(1.0f, std::ilogb(t) - static_cast<int>(f.m) - 1)));  // a tie
+        }
+  for (float s : {0.0f, -0.0f, 0x1p-149f, -0x1p-149f, 0x1p-126f, -0x1.fffffcp-127f, inf, -inf, flt_max, -flt_max,
+                  f32(0x7fc00001u), f32(0xffc12345u), f32(0x7f800001u), f32(0xff80abcdu)})
+    v.push_back(s);
+  while (v.size() % L != 0) v.push_back(0.75f);
+  for (const edge_format& f : formats) {
+    std::int32_t m_int = 0, ebmin = 0;
+    float bound = 0;
+    INFO("m " << f.m << " emin " << f.emin << " max " << show(f.max));
+    REQUIRE(d::exact_fast_range(f.m, f.emin, f.max, m_int, ebmin, bound));
+    for (float scale : {1.0f, 0.37f})
+      for (d::fq_overflow ov : {d::fq_overflow::saturate, d::fq_overflow::infinity, d::fq_overflow::nan})
+        for (rounding_mode mode : lowbit::all_rounding_modes)
+          d::with_rounding_mode(mode, [&](auto mc) {
+            constexpr rounding_mode M = decltype(mc)::value;
+            INFO(lowbit::to_string(M) << " overflow " << int(ov) << " scale " << scale);
+            const d::float_quant_exact_fast_kernel<M> fast{{}, ov, m_int, ebmin, bound};
+            const auto fast_scalar = fast.scalar_kernel();
+            auto check = [&](auto general) {
+              for (std::size_t i = 0; i < v.size(); i += L) {
+                const B x = B::load_unaligned(v.data() + i);
+                const B got = fast(x, B(scale), B(f.m), B(f.emin), B(f.max));
+                const B want = general(x, B(scale), B(f.m), B(f.emin), B(f.max));
+                for (std::size_t j = 0; j < L; ++j) {
+                  INFO("x = " << show(v[i + j]));
+                  REQUIRE(bits(got.get(j)) == bits(want.get(j)));
+                  REQUIRE(bits(fast_scalar(v[i + j], scale, f.m, f.emin, f.max)) == bits(want.get(j)));
+                }
+              }
+            };
+            if (ov == d::fq_overflow::saturate)
+              check(d::float_quant_exact_kernel<M, M == rounding_mode::half_even, d::stage::fake, true>{{}, ov});
+            else
+              check(d::float_quant_exact_kernel<M, M == rounding_mode::half_even, d::stage::fake, false>{{}, ov});
+          });
+    // Through the operator (E = 8 covers every max here), against the oracle.
+    const fmt of{8, f.m, 1 - f.emin - f.m, f.max};
+    std::vector<float> y(v.size()), want(v.size());
+    for (rounding_mode mode : lowbit::all_rounding_modes)
+      for (int ov : {0, 1, 2}) {
+        INFO(lowbit::to_string(mode) << " ov " << ov);
+        for (std::size_t i = 0; i < v.size(); ++i) want[i] = oracle_exact(v[i], 0.37f, of, mode, ov);
+        make<semantics::exact>(mode, ov)(v, 0.37f, of.E, of.m, of.bias, of.max_val, y);
+        require_same_values(y, want);
+      }
+  }
+  // Out of range: m 23, emin 1 or -127, max at 2^(105 + m), a max below 2^emin.
+  std::int32_t a = 0, b = 0;
+  float c = 0;
+  CHECK_FALSE(d::exact_fast_range(23, -126, 448, a, b, c));
+  CHECK_FALSE(d::exact_fast_range(3, 1, 448, a, b, c));
+  CHECK_FALSE(d::exact_fast_range(3, -127, 448, a, b, c));
+  CHECK_FALSE(d::exact_fast_range(3, -9, 0x1p+107f, a, b, c));
+  CHECK(d::exact_fast_range(3, -9, 0x1.fffffep+106f, a, b, c));
+  CHECK_FALSE(d::exact_fast_range(3, -9, 0x1p-10f, a, b, c));
+  CHECK_FALSE(d::exact_fast_range(3, -9, inf, a, b, c));
+}
+
 TEST_CASE("reference: batches the fast kernels decline (near the top of a binade, inf, NaN) equal the oracle, "
           "per tensor, per channel (row mode), per element and in place",
           "[float_quant][simd][oracle]") {

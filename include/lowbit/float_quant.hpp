@@ -112,7 +112,8 @@ struct fq_ref_eval : scale_divider {
     // in log2; be = 255 is an infinite or NaN x.
     const auto near_top = (ab & I(0x7fffc0)) == I(0x7fffc0);
     V y, p;
-    if (general || any_lane(mask_or(near_top, be == I(255)))) {
+    // A declining kernel runs on fast pieces only (`general` false there).
+    if ((!Decline && general) || any_lane(mask_or(near_top, be == I(255)))) {
       if constexpr (Decline) {
         ok = false;
         return x;
@@ -151,7 +152,7 @@ struct fq_ref_eval : scale_divider {
     const V r = round(y);
     V q = r * p;
     const V nmax = detail::negate(maxv);
-    if (ov == fq_overflow::saturate) {
+    if (ov == fq_overflow::saturate) [[likely]] {
       // select(q < nmax, nmax, q), then select(q > maxv, maxv, q): exactly
       // the bounds (MAXPS / MINPS, detail/simd.hpp).
       q = detail::bound_above(maxv, detail::bound_below(nmax, q));
@@ -242,9 +243,12 @@ struct float_quant_ref_kernel : fq_ref_eval {
 /// St: the whole operator, q only, or q (passed as X) to Y (detail::stage).
 /// Sat: overflows saturate; else `ov` says how they resolve (infinity or
 /// NaN, a run-time member: a branch per batch, always predicted).
+/// M may be run_time_mode (the member `mode`): the kernel of a piece that
+/// leaves the fast kernel's range (float_quant_exact_fast_kernel).
 template <rounding_mode M, bool Magic = M == rounding_mode::half_even, stage St = stage::fake, bool Sat = true>
 struct float_quant_exact_kernel : scale_divider {
   fq_overflow ov = fq_overflow::saturate;  ///< with !Sat: infinity or nan
+  rounding_mode mode = M;                  ///< for M = run_time_mode
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V X, V scale, V mant, V emin, V maxv) const noexcept {
     using I = int_lanes_t<V>;
@@ -266,7 +270,7 @@ struct float_quant_exact_kernel : scale_divider {
       // else x's significand scaled into [1/4, 1/2): for d >= 2 the true |x / 2^u| is below
       // 1/2 and nonzero, and every rounding mode treats +-[1/4, 1/2) alike.
       const V y = bits_float(I((nb & I(std::int32_t(0x807fffff))) | I((I(127) - imin(d, I(2))) << 23)));
-      const V r = detail::round_integral<semantics::exact, M>(y);
+      const V r = detail::round_step<semantics::exact, M>(y, mode);
       const V p = r * exp2_int(u);                 // exact, or +-inf when 2^u > 2^127
       return detail::select(r == V(0.0f), r, p);  // no 0 * inf
     };
@@ -304,6 +308,127 @@ struct float_quant_exact_kernel : scale_divider {
     return q * scale;
   }
 };
+
+/**
+ * The exact semantics on a piece whose format is constant and in range
+ * (float_quant's state::run, `exact_fast_range`): 0 <= m <= 22, -126 <=
+ * emin <= 0 and max < 2^k with k <= 104 + m. The same bits as
+ * float_quant_exact_kernel with the format's constants held as integers,
+ * which GCC and clang keep in registers, in about the operations of the
+ * loop a user would write by hand (bench/hand_kernels.hpp):
+ *
+ * 1. x = X / scale; a = min(|x|, 2^k). Every |x| >= 2^k rounds to a value
+ *    >= 2^k > max in every mode (2^k is on the grid: k > emin), so it
+ *    overflows like 2^k itself does, infinities included; a NaN passes.
+ * 2. The biased exponent of the step 2^u, u = max(e - m, emin): the exponent
+ *    field of a minus m, raised to emin + 127. A subnormal or zero a has
+ *    field 0, whose u is emin as its true exponent's is (emin >= -126 >
+ *    e_true - m).
+ * 3. ROUND: with c = 2^(u+23), a + c lies in [2^(u+23), 2^(u+24)], whose
+ *    spacing is 2^u (a < 2^(e+1) <= 2^(u+m+1) <= c for m <= 22), so the sum
+ *    rounds a to a multiple of 2^u, ties to even, and (a + c) - c is exact.
+ *    DOWN, UP, HALF_UP and HALF_DOWN, symmetric in the sign, also round a:
+ *    t = a * 2^-u is exact (2^-u is a normal float for u in [-126, 126];
+ *    u <= 0 scales up, u > 0 only when u = e - m, and then t is in [2^m,
+ *    2^(m+1))), rounded to an integral value (trunc, ceil, trunc(t +
+ *    pred(1/2)), ceil(t - 1/2)), times 2^u (exact: q <= 2^k). The sign of
+ *    x comes last (after the overflow, which only needs |q|). CEIL and
+ *    FLOOR round x * 2^-u, signed, in the same way.
+ * 4. The overflow on |q| > max: saturation to +-max, +-inf, or NaN.
+ * 5. Y = q * scale.
+ * A NaN x gives x's NaN in every step (abs and copysign keep its payload,
+ * arithmetic returns its NaN operand), as float_quant_exact_kernel does.
+ * tests/test_float_quant.cpp compares the two on every format and mode.
+ */
+template <rounding_mode M, stage St = stage::fake>
+struct float_quant_exact_fast_kernel : scale_divider {
+  fq_overflow ov = fq_overflow::saturate;  ///< a branch per batch, always predicted
+  std::int32_t m_int = 0;                  ///< m, 0 .. 22
+  std::int32_t ebmin = 1;                  ///< emin + 127, 1 .. 127
+  float bound = 1.0f;                      ///< 2^k, the smallest power of two above max
+  rounding_mode mode = M;                  ///< for M = run_time_mode (the scalar loop)
+
+  /// The scalar loop's kernel, shared by every mode.
+  float_quant_exact_fast_kernel<run_time_mode, St> scalar_kernel() const noexcept {
+    return {{*this}, ov, m_int, ebmin, bound, M};
+  }
+
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V operator()(V X, V scale, V, V, V maxv) const noexcept {
+    using I = int_lanes_t<V>;
+    if constexpr (St == stage::dequant) return X * scale;
+    const V x = this->divide(X, scale);
+    const V a = detail::bound_above(V(bound), detail::abs(x));
+    const I eb = imax((float_bits(a) >> 23) - I(m_int), I(ebmin));
+    // The modes symmetric in the sign round a and take x's sign at the end.
+    constexpr bool symmetric = M == rounding_mode::half_even || M == rounding_mode::down ||
+                               M == rounding_mode::up || M == rounding_mode::half_up ||
+                               M == rounding_mode::half_down;
+    V q;
+    if constexpr (symmetric) {
+      V qa;
+      if constexpr (M == rounding_mode::half_even) {
+        const V c = bits_float(I((eb + I(23)) << 23));
+        qa = (a + c) - c;
+      } else {
+        const V ta = a * bits_float(I((I(254) - eb) << 23));
+        V ra;
+        if constexpr (M == rounding_mode::down) {
+          ra = detail::trunc(ta);
+        } else if constexpr (M == rounding_mode::up) {
+          ra = detail::ceil(ta);
+        } else if constexpr (M == rounding_mode::half_up) {
+          // round_integral's form (exact for every ta >= 0).
+          ra = detail::trunc(V(ta + V(0.5f - std::numeric_limits<float>::epsilon() / 4)));
+        } else {
+          // ta < 2^23, so ta - 1/2 is exact for ta >= 1/4 (a multiple of
+          // ta's spacing, at most 1/2), and for ta < 1/4 lies in (-1/2,
+          // -1/4], where ceil gives -0 either way: nearest, ties toward
+          // zero.
+          ra = detail::ceil(V(ta - V(0.5f)));
+        }
+        qa = ra * bits_float(I(eb << 23));
+      }
+      if (ov == fq_overflow::saturate) [[likely]] {
+        q = detail::copysign(detail::bound_above(maxv, qa), x);
+      } else if (ov == fq_overflow::infinity) {
+        q = detail::copysign(detail::select(qa > maxv, V(std::numeric_limits<float>::infinity()), qa), x);
+      } else {
+        q = detail::select(qa > maxv, V(std::numeric_limits<float>::quiet_NaN()), detail::copysign(qa, x));
+      }
+    } else {
+      // CEIL, FLOOR and the run-time mode of the scalar loop: x's sign first.
+      const V t = detail::copysign(a, x) * bits_float(I((I(254) - eb) << 23));
+      q = detail::round_step<semantics::exact, M>(t, mode) * bits_float(I(eb << 23));
+      if (ov == fq_overflow::saturate) [[likely]] {
+        q = detail::bound_above(maxv, detail::bound_below(detail::negate(maxv), q));
+      } else if (ov == fq_overflow::infinity) {
+        const V inf(std::numeric_limits<float>::infinity());
+        q = detail::select(q > maxv, inf, detail::select(q < detail::negate(maxv), detail::negate(inf), q));
+      } else {
+        q = detail::select(detail::abs(q) > maxv, V(std::numeric_limits<float>::quiet_NaN()), q);
+      }
+    }
+    if constexpr (St == stage::code) return q;
+    return q * scale;
+  }
+};
+
+/// The constants of float_quant_exact_fast_kernel for a piece of format
+/// (m, emin, max), or false when the format leaves its range.
+inline bool exact_fast_range(float m, float emin, float max, std::int32_t& m_int, std::int32_t& ebmin,
+                             float& bound) noexcept {
+  if (!(m >= 0.0f && m <= 22.0f && emin >= -126.0f && emin <= 0.0f && max > 0.0f &&
+        max <= std::numeric_limits<float>::max()))
+    return false;
+  // k = floor(log2 max) + 1, from the bits (max >= 2^emin is normal).
+  const std::int32_t k = ((std::bit_cast<std::int32_t>(max) >> 23) & 0xff) - 127 + 1;
+  m_int = static_cast<std::int32_t>(m);
+  if (k > 104 + m_int || k > 127 || max < std::ldexp(1.0f, static_cast<int>(emin))) return false;
+  ebmin = static_cast<std::int32_t>(emin) + 127;
+  bound = std::ldexp(1.0f, k);
+  return true;
+}
 
 }  // namespace detail
 
@@ -622,18 +747,25 @@ struct float_quant {
           detail::run_piece(detail::float_quant_ref_kernel<decltype(mc)::value, St>{ev, ov}, pc, simd);
         });
       } else {
-        detail::with_rounding_mode(mode, [&](auto mc) {
-          constexpr rounding_mode M = decltype(mc)::value;
-          auto with = [&](auto sat) {
-            constexpr bool Sat = decltype(sat)::value;
-            detail::run_piece(detail::float_quant_exact_kernel<M, M == rounding_mode::half_even, St, Sat>{div, ov}, pc,
-                              simd);
-          };
-          if (ov == detail::fq_overflow::saturate)
-            with(std::true_type{});
-          else
-            with(std::false_type{});
-        });
+        // The fast kernel: a constant format in its range (and the SIMD
+        // path, as above); every other piece on the general kernel, one for
+        // every mode.
+        constexpr std::size_t max_k = O::index<"max">;
+        std::int32_t fm = 0, feb = 1;
+        float fbound = 1.0f;
+        if (simd && !pc.vary[mant_k] && !pc.vary[emin_k] && !pc.vary[max_k] &&
+            detail::exact_fast_range(pc.s[mant_k], pc.s[emin_k], pc.s[max_k], fm, feb, fbound)) {
+          return detail::with_rounding_mode(mode, [&](auto mc) {
+            detail::run_piece(detail::float_quant_exact_fast_kernel<decltype(mc)::value, St>{div, ov, fm, feb, fbound},
+                              pc, simd);
+          });
+        }
+        if (ov == detail::fq_overflow::saturate)
+          detail::run_piece_compact(
+              detail::float_quant_exact_kernel<detail::run_time_mode, false, St, true>{div, ov, mode}, pc, simd);
+        else
+          detail::run_piece_compact(
+              detail::float_quant_exact_kernel<detail::run_time_mode, false, St, false>{div, ov, mode}, pc, simd);
       }
     }
   };
