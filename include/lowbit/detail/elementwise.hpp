@@ -1096,6 +1096,56 @@ bool run_flat(const engine_plan<NP>& plan, const T* x, const std::array<const T*
   return true;
 }
 
+/// Whether `g` is a dense row-major tensor of shape `out` (exactly its
+/// rank and extents; a dimension of extent 1 may have any stride).
+inline bool dense_row_major(const nd_geom& g, const shape& out) noexcept {
+  if (g.rank != out.rank()) return false;
+  std::ptrdiff_t st = 1;
+  for (std::size_t r = g.rank; r-- > 0;) {
+    if (g.ext[r] != out[r]) return false;
+    if (g.ext[r] == 1) continue;
+    if (g.str[r] != st) return false;
+    st *= static_cast<std::ptrdiff_t>(g.ext[r]);  // fits: the view's span was checked
+  }
+  return true;
+}
+
+/**
+ * The direct route of the usual small call, before any plan is made: every
+ * operand constant (rank 0), x and y dense row-major tensors of the output
+ * shape `out`, at least two elements, one thread. make_engine_plan would
+ * merge every dimension into one run with x, y and the positions at stride
+ * 1 and every operand at stride 0, and run_flat would hand `sink` this one
+ * piece, field for field (tests/test_elementwise.cpp compares the two
+ * routes). Returns false, having done nothing, when it does not apply.
+ */
+template <class T, std::size_t NP>
+bool run_dense_constant(const shape& out, const nd<const T>& x, const std::array<const nd<const T>*, NP>& params,
+                        const nd<T>& y, piece_sink<T, NP> sink, const execution& exec) {
+  for (std::size_t I = 0; I < NP; ++I)
+    if (params[I]->rank != 0) return false;
+  if (!dense_row_major(x, out) || !dense_row_major(y, out)) return false;
+  const std::size_t count = out.count();
+  if (count < 2 || parallel_parts(exec, count) > 1) return false;
+  piece<T, NP> pc;
+  for (std::size_t I = 0; I < NP; ++I) {
+    pc.p[I] = params[I]->data;
+    pc.s[I] = *params[I]->data;
+  }
+  pc.x = x.data;
+  pc.y = y.data;
+  pc.n = count;
+  // run_flat's overlaps() on a plan of one run of stride 1.
+  auto apart = [&] {
+    const auto xa = reinterpret_cast<std::uintptr_t>(x.data), ya = reinterpret_cast<std::uintptr_t>(y.data);
+    const std::uintptr_t bytes = count * sizeof(T);
+    return !(xa < ya + bytes && ya < xa + bytes);
+  };
+  pc.stream = count >= exec.stream_min_elements && apart();
+  sink(pc);
+  return true;
+}
+
 /**
  * Walks `plan` (make_engine_plan) and hands `sink` contiguous pieces (see
  * piece). An operand that is neither constant nor contiguous over a tile
