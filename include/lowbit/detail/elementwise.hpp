@@ -225,11 +225,19 @@ void visit_elements(const nd<const T>& t, F&& f) {
  * shape (for messages). Stops early when f returns false.
  */
 template <class T, class F>
-void check_elements(const nd<const T>& t, F&& f) {
-  if (t.rank == 0) {  // a scalar parameter
-    f(*t.data, std::size_t(0));
-    return;
-  }
+void check_tensor_elements(const nd<const T>& t, F&& f);
+
+template <class T, class F>
+LOWBIT_ALWAYS_INLINE void check_elements(const nd<const T>& t, F&& f) {
+  if (t.rank == 0)  // a scalar parameter, inline: a small call checks several
+    (void)f(*t.data, std::size_t(0));
+  else
+    check_tensor_elements(t, f);
+}
+
+/// check_elements of a tensor of rank 1 or more.
+template <class T, class F>
+void check_tensor_elements(const nd<const T>& t, F&& f) {
   // The distinct elements: stride-0 dimensions at index 0 only; the
   // row-major geometry of t's whole shape (operand 1) gives the flat index.
   nd_geom distinct = t, whole;
