@@ -262,6 +262,21 @@ void check_scale_positive(const char* op, const char* name, const nd<const T>& s
   });
 }
 
+/// Whether `g` has exactly the extents of `s` (without building a shape).
+inline bool has_shape(const nd_geom& g, const shape& s) noexcept {
+  if (g.rank != s.rank()) return false;
+  for (std::size_t r = 0; r < g.rank; ++r)
+    if (g.ext[r] != s[r]) return false;
+  return true;
+}
+
+/// The message of check_output for a y of the wrong shape.
+[[noreturn]] LOWBIT_NOINLINE_COLD inline void throw_output_shape(const char* op, const nd_geom& y, const shape& expected,
+                                                                const char* what, const char* kind) {
+  throw_error(op, ": ", what, " has shape ", y.get_shape().to_string(), "; expected ", kind, " ",
+              expected.to_string());
+}
+
 /// Checks that the output `y` (named `what` in messages: "y", "codes") has
 /// exactly the broadcast shape and never writes one element twice (a zero
 /// stride along an extent above 1, or strides that map two indices to the
@@ -269,9 +284,8 @@ void check_scale_positive(const char* op, const char* name, const nd<const T>& s
 template <class T>
 void check_output(const char* op, const nd<T>& y, const shape& expected, const char* what = "y",
                   const char* kind = "the broadcast shape") {
-  const shape got = y.get_shape();
-  if (!(got == expected)) [[unlikely]]
-    throw_error(op, ": ", what, " has shape ", got.to_string(), "; expected ", kind, " ", expected.to_string());
+  if (!has_shape(y, expected)) [[unlikely]]
+    throw_output_shape(op, y, expected, what, kind);
   check_self_overlap(op, what, y);
 }
 
