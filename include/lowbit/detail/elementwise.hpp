@@ -145,7 +145,7 @@ nd<const T> row_major_nd(const shape& s, const T* data) {
 template <class T, std::size_t K>
 struct derived_storage {
   static constexpr std::size_t inline_elems = 16;
-  std::array<T, K * inline_elems> small{};
+  std::array<T, K * inline_elems> small;  // not zero-filled either (a cost on every small call)
   std::unique_ptr<T[]> big;  // not zero-filled: every element is written before it is read
   std::array<T*, K> arr{};
 
