@@ -289,6 +289,38 @@ void check_output(const char* op, const nd<T>& y, const shape& expected, const c
   check_self_overlap(op, what, y);
 }
 
+/// The bytes [lo, hi) of a tensor's elements (mem_interval), or false when
+/// it has none (mem_empty), in one pass.
+template <class E>
+LOWBIT_ALWAYS_INLINE bool mem_bytes(const nd<E>& d, std::uintptr_t& lo, std::uintptr_t& hi) noexcept {
+  std::size_t below = 0, above = 0;
+  for (std::size_t r = 0; r < d.rank; ++r) {
+    const std::size_t e = d.ext[r];
+    if (e == 0) return false;
+    if (e == 1) continue;
+    const std::ptrdiff_t s = d.str[r];
+    const std::size_t mag = (s < 0 ? std::size_t(0) - static_cast<std::size_t>(s) : static_cast<std::size_t>(s)) * sizeof(E);
+    (s < 0 ? below : above) += (e - 1) * mag;
+  }
+  const auto base = reinterpret_cast<std::uintptr_t>(d.data);
+  lo = base - below;
+  hi = base + above + sizeof(E);
+  return true;
+}
+
+/// check_in_place_or_disjoint and check_disjoint of descriptors, out of
+/// line: the exact tests of outputs whose byte intervals meet an input's.
+template <class T>
+LOWBIT_NOINLINE void check_in_place_or_disjoint_of(const char* op, const char* what, const nd<T>& y,
+                                                   const nd<const T>& x) {
+  check_in_place_or_disjoint(op, mem_of(what, y), mem_of("x", x));
+}
+template <class T>
+LOWBIT_NOINLINE void check_disjoint_of(const char* op, const char* what, const nd<T>& y, const char* name,
+                                       const nd<const T>& in) {
+  check_disjoint(op, mem_of(what, y), mem_of(name, in));
+}
+
 /**
  * Checks, before anything is written, that the output `y` shares no memory
  * with a parameter, and shares memory with `x` only when it is x itself
@@ -299,21 +331,17 @@ template <class T, std::size_t N>
 void check_output_memory(const char* op, const nd<T>& y, const nd<const T>& x,
                          const std::array<std::pair<const char*, const nd<const T>*>, N>& params,
                          const char* what = "y") {
-  const mem_tensor ym = mem_of(what, y);
-  if (mem_empty(ym)) return;
-  // The usual case decided by byte intervals alone, y's computed once.
-  std::uintptr_t ylo, yhi, lo, hi;
-  mem_interval(ym, ylo, yhi);
-  auto apart = [&](const mem_tensor& t) {
-    mem_interval(t, lo, hi);
-    return hi <= ylo || yhi <= lo || mem_empty(t);
+  // The usual case decided by byte intervals alone, y's computed once; the
+  // exact tests (rare: in place, or intervals that cross) out of line.
+  std::uintptr_t ylo, yhi;
+  if (!mem_bytes(y, ylo, yhi)) return;  // y has no element
+  auto apart = [&](const auto& t) {
+    std::uintptr_t lo, hi;
+    return !mem_bytes(t, lo, hi) || hi <= ylo || yhi <= lo;
   };
-  const mem_tensor xm = mem_of("x", x);
-  if (!apart(xm)) check_in_place_or_disjoint(op, ym, xm);
-  for (const auto& [name, d] : params) {
-    const mem_tensor pm = mem_of(name, *d);
-    if (!apart(pm)) check_disjoint(op, ym, pm);
-  }
+  if (!apart(x)) check_in_place_or_disjoint_of(op, what, y, x);
+  for (const auto& [name, d] : params)
+    if (!apart(*d)) check_disjoint_of(op, what, y, name, *d);
 }
 
 // ---- the engine ---------------------------------------------------------------
