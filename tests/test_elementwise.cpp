@@ -510,7 +510,7 @@ TEST_CASE("The direct route of constant operands hands the kernel the general ro
         // The general route on the same buffers, refilled (the pieces'
         // pointers must be the same too).
         const std::vector<float> y1_copy = y1, xs_copy = xs;
-        xs = std::vector<float>(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n));
+        std::copy_n(buf.begin(), n, xs.begin());  // in place: the same buffer
         y1.assign(n, 7.0f);
         const std::vector<piece_fields> general = run_route(false, xs, y1);
         REQUIRE(direct.size() == 1);
