@@ -5,6 +5,8 @@
 #include <lowbit/detail/int_lanes.hpp>
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <array>
 #include <cstddef>
 #include <limits>
@@ -422,4 +424,144 @@ TEST_CASE("Per-channel parameters over long contiguous rows run as one row-mode 
       CHECK(rows == std::vector<std::size_t>{5});
     CHECK(std::all_of(y.begin(), y.end(), [](float v) { return v == 2.0f; }));
   }
+}
+
+namespace {
+
+/// A piece's every field, for comparing the two routes (s by its bits).
+struct piece_fields {
+  const float* x;
+  float* y;
+  std::array<const float*, 2> p;
+  std::array<std::uint32_t, 2> s;
+  std::array<bool, 2> vary;
+  std::size_t n, rows, cols;
+  std::array<std::ptrdiff_t, 2> row_stride;
+  bool loaded, stream;
+  std::size_t first;
+  std::ptrdiff_t step;
+  bool operator==(const piece_fields&) const = default;
+};
+
+piece_fields fields_of(const lowbit::detail::piece<float, 2>& pc) {
+  return {pc.x,    pc.y,    pc.p,          {std::bit_cast<std::uint32_t>(pc.s[0]), std::bit_cast<std::uint32_t>(pc.s[1])},
+          pc.vary, pc.n,    pc.rows,       pc.cols,
+          pc.row_stride,    pc.loaded,     pc.stream,
+          pc.index.first,   pc.index.step};
+}
+
+/// y = x * p0 + p1, to compare the results of the two routes.
+struct mul_add {
+  template <class V>
+  V operator()(V x, V a, V b) const noexcept {
+    return x * a + b;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("The direct route of constant operands hands the kernel the general route's piece", "[elementwise]") {
+  using lowbit::detail::piece;
+  // Dense x and y of these shapes (extents 1 anywhere, with odd strides:
+  // they do not matter), two rank-0 operands.
+  struct layout {
+    std::vector<std::size_t> ext;
+    std::vector<std::ptrdiff_t> str;
+  };
+  const std::vector<layout> layouts{{{2}, {1}},          {{37}, {1}},          {{1, 300}, {5, 1}},
+                                    {{3, 1, 5}, {5, 9, 1}}, {{4, 1}, {1, -3}},    {{2, 3, 64}, {192, 64, 1}}};
+  std::vector<float> buf(2 * 384 + 64);
+  for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<float>(i) * 0.37f - 50.0f;
+  const float a = 1.5f, b = -0.25f;
+  nd<const float> ad, bd;
+  ad.data = &a;
+  bd.data = &b;
+  for (const layout& l : layouts)
+    for (const bool in_place : {false, true})
+      for (const bool stream : {false, true}) {
+        CAPTURE(l.ext, in_place, stream);
+        const lowbit::shape out(l.ext.begin(), l.ext.end());
+        const std::size_t n = out.count();
+        std::vector<float> xs(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n));
+        std::vector<float> y1(n, 7.0f);
+        lowbit::execution ex;
+        ex.stream_min_elements = stream ? 1 : std::numeric_limits<std::size_t>::max();
+        const std::array<const nd<const float>*, 2> ops{&ad, &bd};
+        auto run_route = [&](bool direct, std::vector<float>& xv, std::vector<float>& yv) {
+          float* yp = in_place ? xv.data() : yv.data();
+          const nd<const float> xd = view_of<const float>(xv.data(), l.ext, l.str);
+          const nd<float> yd = view_of<float>(yp, l.ext, l.str);
+          std::vector<piece_fields> seen;
+          auto f = [&](const piece<float, 2>& pc) {
+            seen.push_back(fields_of(pc));
+            lowbit::detail::run_piece(mul_add{}, pc, true);
+          };
+          const lowbit::detail::piece_sink<float, 2> sink{
+              &f, [](const void* o, const piece<float, 2>& pc) { (*static_cast<const decltype(f)*>(o))(pc); }};
+          if (direct) {
+            REQUIRE(lowbit::detail::run_dense_constant(out, xd, ops, yd, sink, ex));
+          } else {
+            lowbit::detail::elementwise(lowbit::detail::make_engine_plan(out, xd, ops, yd), xd.data,
+                                        lowbit::detail::data_of(ops), yd.data, sink, ex);
+          }
+          return seen;
+        };
+        const std::vector<piece_fields> direct = run_route(true, xs, y1);
+        // The general route on the same buffers, refilled (the pieces'
+        // pointers must be the same too).
+        const std::vector<float> y1_copy = y1, xs_copy = xs;
+        std::copy_n(buf.begin(), n, xs.begin());  // in place: the same buffer
+        y1.assign(n, 7.0f);
+        const std::vector<piece_fields> general = run_route(false, xs, y1);
+        REQUIRE(direct.size() == 1);
+        CHECK(direct == general);
+        for (std::size_t i = 0; i < n; ++i) {
+          CHECK(std::bit_cast<std::uint32_t>(xs_copy[i]) == std::bit_cast<std::uint32_t>(xs[i]));
+          CHECK(std::bit_cast<std::uint32_t>(y1_copy[i]) == std::bit_cast<std::uint32_t>(y1[i]));
+        }
+      }
+}
+
+TEST_CASE("The direct route declines every call it does not cover, having done nothing", "[elementwise]") {
+  using lowbit::detail::piece;
+  std::vector<float> x(64, 1.0f), y(64, 0.0f), p(64, 2.0f);
+  const float c = 3.0f;
+  nd<const float> cd;
+  cd.data = &c;
+  const nd<const float> pd = view_of<const float>(p.data(), {64}, {1});
+  const nd<const float> p1 = view_of<const float>(p.data(), {1}, {1});  // one element, but rank 1
+  bool called = false;
+  auto f = [&](const piece<float, 2>&) { called = true; };
+  const lowbit::detail::piece_sink<float, 2> sink{
+      &f, [](const void* o, const piece<float, 2>& pc) { (*static_cast<const decltype(f)*>(o))(pc); }};
+  auto declines = [&](const lowbit::shape& out, const nd<const float>& xd, const nd<const float>& o0,
+                      const nd<float>& yd, const lowbit::execution& ex) {
+    called = false;
+    const bool ran = lowbit::detail::run_dense_constant(out, xd, std::array<const nd<const float>*, 2>{&o0, &cd}, yd,
+                                                        sink, ex);
+    return !ran && !called;
+  };
+  const lowbit::execution one;
+  lowbit::execution two;
+  two.threads = 2;
+  two.min_elements_per_thread = 1;
+  const nd<const float> xd = view_of<const float>(x.data(), {64}, {1});
+  const nd<float> yd = view_of<float>(y.data(), {64}, {1});
+  CHECK(declines({64}, xd, pd, yd, one));                                   // an operand along x
+  CHECK(declines({64}, xd, p1, yd, one));                                   // an operand of rank 1
+  CHECK(declines({32}, view_of<const float>(x.data(), {32}, {2}), cd, view_of<float>(y.data(), {32}, {1}), one));
+  CHECK(declines({32}, view_of<const float>(x.data(), {32}, {1}), cd, view_of<float>(y.data(), {32}, {2}), one));
+  CHECK(declines({8, 8}, view_of<const float>(x.data(), {8, 8}, {1, 8}), cd, view_of<float>(y.data(), {8, 8}, {8, 1}),
+                 one));                                                     // x transposed
+  CHECK(declines({8, 8}, view_of<const float>(x.data(), {8, 8}, {8, 1}), cd, view_of<float>(y.data(), {1, 8, 8}, {64, 8, 1}),
+                 one));                                                     // y of another rank
+  CHECK(declines({1}, view_of<const float>(x.data(), {1}, {1}), cd, view_of<float>(y.data(), {1}, {1}), one));  // one element
+  CHECK(declines({0}, view_of<const float>(x.data(), {0}, {1}), cd, view_of<float>(y.data(), {0}, {1}), one));  // none
+  CHECK(declines({64}, xd, cd, yd, two));                                   // threads
+  CHECK(std::all_of(y.begin(), y.end(), [](float v) { return v == 0.0f; }));
+  // And it covers the plain call.
+  called = false;
+  CHECK(lowbit::detail::run_dense_constant(lowbit::shape{64}, xd, std::array<const nd<const float>*, 2>{&cd, &cd}, yd,
+                                           sink, one));
+  CHECK(called);
 }

@@ -589,3 +589,63 @@ TEST_CASE("bit widths that vary, some bipolar: each element as if alone", "[int_
       mixed_bipolar_case<semantics::exact>(m, simd);
     }
 }
+
+// ---- the direct route of a per-tensor call (detail::run_dense_constant) ----------
+
+TEST_CASE("a per-tensor call on dense x and y gives the general route's bits, every mode and width",
+          "[int_quant][route]") {
+  // Scalar parameters take the direct route; the same values as tensors of
+  // one element (rank 1) take the general one (make_engine_plan).
+  const std::vector<float> x = lowbit_test::mixed_values<float>(203, 11);
+  auto both = [&](const auto& op, float s, float z, float b) {
+    for (const std::size_t n : {std::size_t(2), std::size_t(15), std::size_t(16), std::size_t(17), std::size_t(203)}) {
+      const std::span<const float> xs(x.data(), n);
+      std::vector<float> direct(n, 42.0f), general(n, 42.0f);
+      const std::vector<float> sv{s}, zv{z}, bv{b};
+      op(xs, s, z, b, direct);
+      op(xs, sv, zv, bv, general);
+      require_same_bits(direct, general);
+      // In place, and as a [1, n] view (a leading extent 1).
+      std::vector<float> in_place(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(n));
+      op(in_place, s, z, b, in_place);
+      require_same_bits(in_place, general);
+      std::vector<float> two_d(n, 42.0f);
+      op(strided_view<const float>(x.data(), {1, n}), s, z, b, strided_view<float>(two_d.data(), {1, n}));
+      require_same_bits(two_d, general);
+    }
+  };
+  for (rounding_mode m : lowbit::all_rounding_modes)
+    for (const bool is_signed : {true, false})
+      for (const float b : {1.0f, 2.0f, 8.0f, 24.0f, 32.0f})
+        for (const float s : {0.05f, 0.25f, 3.0f}) {
+          CAPTURE(static_cast<int>(m), is_signed, b, s);
+          both(make(is_signed, false, m), s, 0.0f, b);
+          both(make(is_signed, true, m), s, 2.0f, b);
+          both(make<semantics::exact>(is_signed, false, m), s, -1.0f, b);
+        }
+}
+
+TEST_CASE("the direct route still checks everything before writing: overlap, shape, values",
+          "[int_quant][route][errors]") {
+  // x and y dense and of one shape, scalar parameters: the direct route's
+  // calls, each rejected with nothing written.
+  std::vector<float> buf(40);
+  for (const std::ptrdiff_t shift : {1, -1, 5, -15}) {
+    CAPTURE(shift);
+    lowbit_test::require_rejected_untouched(buf, "overlaps x (shape [16], strides [1]) in memory without being x itself",
+                                            [&] {
+                                              make(true, false, rounding_mode::half_even)(
+                                                  std::span<const float>(buf.data() + 16, 16), 0.05f, 0.0f, 8.0f,
+                                                  std::span<float>(buf.data() + 16 + shift, 16));
+                                            });
+  }
+  std::vector<float> x{1, 2, 3, 4, 5, 6}, y(6, 42.0f);
+  auto op = make(true, false, rounding_mode::half_even);
+  check_rejected([&] { op(x, 1.0f, 0.0f, 0.5f, y); }, y, "bitwidth = 0.5");
+  check_rejected([&] { make<semantics::exact>(true, false, rounding_mode::half_even)(x, -1.0f, 0.0f, 8.0f, y); }, y,
+                 "scale");
+  check_rejected([&] { make(true, false, static_cast<rounding_mode>(9))(x, 1.0f, 0.0f, 8.0f, y); }, y,
+                 "rounding_mode");
+  std::vector<float> y7(7, 42.0f);
+  check_rejected([&] { op(x, 1.0f, 0.0f, 8.0f, y7); }, y7, "y has shape [7]");
+}

@@ -169,6 +169,7 @@ struct int_quant {
   template <class T>
   bool bipolar_bits(const args<T>& a) const {
     const detail::nd<const T>& bs = a.template get<"bitwidth">();
+    if (bs.rank == 0) return is_signed && *bs.data == T(1);  // a scalar (count 1), checked on every call
     if (!is_signed || bs.get_shape().count() == 0) return false;
     bool all = true;
     detail::check_elements(bs, [&](T b, std::size_t) { return all = b == T(1); });
@@ -221,7 +222,8 @@ struct int_quant {
         : mode(op.rounding),
           bipolar(op.bipolar_bits(a)),
           any_bipolar(bipolar),
-          lim(bipolar ? 1 : a.template get<"bitwidth">().get_shape().count()) {
+          lim(bipolar || a.template get<"bitwidth">().rank == 0 ? 1
+                                                                : a.template get<"bitwidth">().get_shape().count()) {
       const detail::nd<const T>& bs = a.template get<"bitwidth">();
       T* const lo_p = lim.arr[0];
       T* const hi_p = lim.arr[1];
@@ -229,6 +231,12 @@ struct int_quant {
       if (bipolar) {
         lo_p[0] = hi_p[0] = T(0);
         bip_p[0] = T(1);
+      } else if (bs.rank == 0) {  // a scalar bit width (the descriptors stay rank 0)
+        const auto r = detail::int_limits<S, T>(static_cast<int>(*bs.data), op.is_signed, op.narrow);
+        lo_p[0] = r.lo;
+        hi_p[0] = r.hi;
+        bip_p[0] = r.bipolar ? T(1) : T(0);
+        any_bipolar = r.bipolar;
       } else {
         detail::visit_elements(bs, [&](T b, std::size_t i) {
           const auto r = detail::int_limits<S, T>(static_cast<int>(b), op.is_signed, op.narrow);

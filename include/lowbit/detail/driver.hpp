@@ -229,10 +229,15 @@ void execute(const Op& op, const call_args<Op, T>& a, const shape& out, nd<T>& y
   // The state is built even for an empty output: it may validate (FloatQuant's formats).
   protocol_access::with_state(op, a, out, [&](const auto& st) {
     if (out.count() != 0) {
-      const auto plan = make_engine_plan(out, a.x(), st.ops, y);
       const bool simd = simd_enabled();
-      elementwise(plan, a.x().data, data_of(st.ops), y.data,
-                  [&](const piece<T, NP>& pc) { st.template run<St>(pc, simd); }, op.exec);
+      const auto run = [&](const piece<T, NP>& pc) { st.template run<St>(pc, simd); };
+      const piece_sink<T, NP> sink{&run, [](const void* o, const piece<T, NP>& pc) {
+                                     (*static_cast<const decltype(run)*>(o))(pc);
+                                   }};
+      // The usual small call (constant operands, dense x and y) skips the
+      // plan: the same piece, without its set-up.
+      if (!run_dense_constant(out, a.x(), st.ops, y, sink, op.exec))
+        elementwise(make_engine_plan(out, a.x(), st.ops, y), a.x().data, data_of(st.ops), y.data, sink, op.exec);
     }
     after(st);
   });

@@ -145,7 +145,7 @@ nd<const T> row_major_nd(const shape& s, const T* data) {
 template <class T, std::size_t K>
 struct derived_storage {
   static constexpr std::size_t inline_elems = 16;
-  std::array<T, K * inline_elems> small{};
+  std::array<T, K * inline_elems> small;  // not zero-filled either (a cost on every small call)
   std::unique_ptr<T[]> big;  // not zero-filled: every element is written before it is read
   std::array<T*, K> arr{};
 
@@ -225,11 +225,19 @@ void visit_elements(const nd<const T>& t, F&& f) {
  * shape (for messages). Stops early when f returns false.
  */
 template <class T, class F>
-void check_elements(const nd<const T>& t, F&& f) {
-  if (t.rank == 0) {  // a scalar parameter
-    f(*t.data, std::size_t(0));
-    return;
-  }
+void check_tensor_elements(const nd<const T>& t, F&& f);
+
+template <class T, class F>
+LOWBIT_ALWAYS_INLINE void check_elements(const nd<const T>& t, F&& f) {
+  if (t.rank == 0)  // a scalar parameter, inline: a small call checks several
+    (void)f(*t.data, std::size_t(0));
+  else
+    check_tensor_elements(t, f);
+}
+
+/// check_elements of a tensor of rank 1 or more.
+template <class T, class F>
+void check_tensor_elements(const nd<const T>& t, F&& f) {
   // The distinct elements: stride-0 dimensions at index 0 only; the
   // row-major geometry of t's whole shape (operand 1) gives the flat index.
   nd_geom distinct = t, whole;
@@ -254,6 +262,21 @@ void check_scale_positive(const char* op, const char* name, const nd<const T>& s
   });
 }
 
+/// Whether `g` has exactly the extents of `s` (without building a shape).
+inline bool has_shape(const nd_geom& g, const shape& s) noexcept {
+  if (g.rank != s.rank()) return false;
+  for (std::size_t r = 0; r < g.rank; ++r)
+    if (g.ext[r] != s[r]) return false;
+  return true;
+}
+
+/// The message of check_output for a y of the wrong shape.
+[[noreturn]] LOWBIT_NOINLINE_COLD inline void throw_output_shape(const char* op, const nd_geom& y, const shape& expected,
+                                                                const char* what, const char* kind) {
+  throw_error(op, ": ", what, " has shape ", y.get_shape().to_string(), "; expected ", kind, " ",
+              expected.to_string());
+}
+
 /// Checks that the output `y` (named `what` in messages: "y", "codes") has
 /// exactly the broadcast shape and never writes one element twice (a zero
 /// stride along an extent above 1, or strides that map two indices to the
@@ -261,10 +284,41 @@ void check_scale_positive(const char* op, const char* name, const nd<const T>& s
 template <class T>
 void check_output(const char* op, const nd<T>& y, const shape& expected, const char* what = "y",
                   const char* kind = "the broadcast shape") {
-  const shape got = y.get_shape();
-  if (!(got == expected)) [[unlikely]]
-    throw_error(op, ": ", what, " has shape ", got.to_string(), "; expected ", kind, " ", expected.to_string());
+  if (!has_shape(y, expected)) [[unlikely]]
+    throw_output_shape(op, y, expected, what, kind);
   check_self_overlap(op, what, y);
+}
+
+/// The bytes [lo, hi) of a tensor's elements (mem_interval), or false when
+/// it has none (mem_empty), in one pass.
+template <class E>
+LOWBIT_ALWAYS_INLINE bool mem_bytes(const nd<E>& d, std::uintptr_t& lo, std::uintptr_t& hi) noexcept {
+  std::size_t below = 0, above = 0;
+  for (std::size_t r = 0; r < d.rank; ++r) {
+    const std::size_t e = d.ext[r];
+    if (e == 0) return false;
+    if (e == 1) continue;
+    const std::ptrdiff_t s = d.str[r];
+    const std::size_t mag = (s < 0 ? std::size_t(0) - static_cast<std::size_t>(s) : static_cast<std::size_t>(s)) * sizeof(E);
+    (s < 0 ? below : above) += (e - 1) * mag;
+  }
+  const auto base = reinterpret_cast<std::uintptr_t>(d.data);
+  lo = base - below;
+  hi = base + above + sizeof(E);
+  return true;
+}
+
+/// check_in_place_or_disjoint and check_disjoint of descriptors, out of
+/// line: the exact tests of outputs whose byte intervals meet an input's.
+template <class T>
+LOWBIT_NOINLINE void check_in_place_or_disjoint_of(const char* op, const char* what, const nd<T>& y,
+                                                   const nd<const T>& x) {
+  check_in_place_or_disjoint(op, mem_of(what, y), mem_of("x", x));
+}
+template <class T>
+LOWBIT_NOINLINE void check_disjoint_of(const char* op, const char* what, const nd<T>& y, const char* name,
+                                       const nd<const T>& in) {
+  check_disjoint(op, mem_of(what, y), mem_of(name, in));
 }
 
 /**
@@ -277,21 +331,17 @@ template <class T, std::size_t N>
 void check_output_memory(const char* op, const nd<T>& y, const nd<const T>& x,
                          const std::array<std::pair<const char*, const nd<const T>*>, N>& params,
                          const char* what = "y") {
-  const mem_tensor ym = mem_of(what, y);
-  if (mem_empty(ym)) return;
-  // The usual case decided by byte intervals alone, y's computed once.
-  std::uintptr_t ylo, yhi, lo, hi;
-  mem_interval(ym, ylo, yhi);
-  auto apart = [&](const mem_tensor& t) {
-    mem_interval(t, lo, hi);
-    return hi <= ylo || yhi <= lo || mem_empty(t);
+  // The usual case decided by byte intervals alone, y's computed once; the
+  // exact tests (rare: in place, or intervals that cross) out of line.
+  std::uintptr_t ylo, yhi;
+  if (!mem_bytes(y, ylo, yhi)) return;  // y has no element
+  auto apart = [&](const auto& t) {
+    std::uintptr_t lo, hi;
+    return !mem_bytes(t, lo, hi) || hi <= ylo || yhi <= lo;
   };
-  const mem_tensor xm = mem_of("x", x);
-  if (!apart(xm)) check_in_place_or_disjoint(op, ym, xm);
-  for (const auto& [name, d] : params) {
-    const mem_tensor pm = mem_of(name, *d);
-    if (!apart(pm)) check_disjoint(op, ym, pm);
-  }
+  if (!apart(x)) check_in_place_or_disjoint_of(op, what, y, x);
+  for (const auto& [name, d] : params)
+    if (!apart(*d)) check_disjoint_of(op, what, y, name, *d);
 }
 
 // ---- the engine ---------------------------------------------------------------
@@ -1092,6 +1142,56 @@ bool run_flat(const engine_plan<NP>& plan, const T* x, const std::array<const T*
   pc.n = plan.count;
   pc.index.first = plan.first_index;
   pc.stream = plan.count >= exec.stream_min_elements && !overlaps(plan, 0, x, Y, y);
+  sink(pc);
+  return true;
+}
+
+/// Whether `g` is a dense row-major tensor of shape `out` (exactly its
+/// rank and extents; a dimension of extent 1 may have any stride).
+inline bool dense_row_major(const nd_geom& g, const shape& out) noexcept {
+  if (g.rank != out.rank()) return false;
+  std::ptrdiff_t st = 1;
+  for (std::size_t r = g.rank; r-- > 0;) {
+    if (g.ext[r] != out[r]) return false;
+    if (g.ext[r] == 1) continue;
+    if (g.str[r] != st) return false;
+    st *= static_cast<std::ptrdiff_t>(g.ext[r]);  // fits: the view's span was checked
+  }
+  return true;
+}
+
+/**
+ * The direct route of the usual small call, before any plan is made: every
+ * operand constant (rank 0), x and y dense row-major tensors of the output
+ * shape `out`, at least two elements, one thread. make_engine_plan would
+ * merge every dimension into one run with x, y and the positions at stride
+ * 1 and every operand at stride 0, and run_flat would hand `sink` this one
+ * piece, field for field (tests/test_elementwise.cpp compares the two
+ * routes). Returns false, having done nothing, when it does not apply.
+ */
+template <class T, std::size_t NP>
+bool run_dense_constant(const shape& out, const nd<const T>& x, const std::array<const nd<const T>*, NP>& params,
+                        const nd<T>& y, piece_sink<T, NP> sink, const execution& exec) {
+  for (std::size_t I = 0; I < NP; ++I)
+    if (params[I]->rank != 0) return false;
+  if (!dense_row_major(x, out) || !dense_row_major(y, out)) return false;
+  const std::size_t count = out.count();
+  if (count < 2 || parallel_parts(exec, count) > 1) return false;
+  piece<T, NP> pc;
+  for (std::size_t I = 0; I < NP; ++I) {
+    pc.p[I] = params[I]->data;
+    pc.s[I] = *params[I]->data;
+  }
+  pc.x = x.data;
+  pc.y = y.data;
+  pc.n = count;
+  // run_flat's overlaps() on a plan of one run of stride 1.
+  auto apart = [&] {
+    const auto xa = reinterpret_cast<std::uintptr_t>(x.data), ya = reinterpret_cast<std::uintptr_t>(y.data);
+    const std::uintptr_t bytes = count * sizeof(T);
+    return !(xa < ya + bytes && ya < xa + bytes);
+  };
+  pc.stream = count >= exec.stream_min_elements && apart();
   sink(pc);
   return true;
 }

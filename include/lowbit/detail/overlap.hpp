@@ -423,11 +423,28 @@ inline overlap_answer self_overlap(const nd_geom& g, std::array<std::size_t, max
               "; expected an output whose elements are all distinct");
 }
 
-/// Throws unless output `y` maps every index to its own element.
-inline void check_self_overlap(const char* op, const char* what, const nd_geom& y) {
+/// check_self_overlap past its usual case.
+LOWBIT_NOINLINE inline void check_self_overlap_general(const char* op, const char* what, const nd_geom& y) {
   std::array<std::size_t, max_rank> i1{}, i2{};
   const overlap_answer a = self_overlap(y, i1, i2);
   if (a != overlap_answer::none) throw_self_overlap(op, what, y, a, i1, i2);
+}
+
+/// Throws unless output `y` maps every index to its own element.
+inline void check_self_overlap(const char* op, const char* what, const nd_geom& y) {
+  // The usual output, decided at once as self_overlap would: no element,
+  // or at most one dimension of extent above 1, with a nonzero stride.
+  std::size_t moving = 0;
+  bool zero_stride = false;
+  for (std::size_t r = 0; r < y.rank; ++r) {
+    if (y.ext[r] == 0) return;
+    if (y.ext[r] > 1) {
+      ++moving;
+      zero_stride = zero_stride || y.str[r] == 0;
+    }
+  }
+  if (moving <= 1 && !zero_stride) return;
+  check_self_overlap_general(op, what, y);
 }
 
 /// The message of check_disjoint and check_in_place_or_disjoint (`in_place`:
