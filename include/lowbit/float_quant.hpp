@@ -424,9 +424,9 @@ inline bool exact_fast_range(float m, float emin, float max, std::int32_t& m_int
   // k = floor(log2 max) + 1, from the bits (max >= 2^emin is normal).
   const std::int32_t k = ((std::bit_cast<std::int32_t>(max) >> 23) & 0xff) - 127 + 1;
   m_int = static_cast<std::int32_t>(m);
-  if (k > 104 + m_int || k > 127 || max < std::ldexp(1.0f, static_cast<int>(emin))) return false;
-  ebmin = static_cast<std::int32_t>(emin) + 127;
-  bound = std::ldexp(1.0f, k);
+  ebmin = static_cast<std::int32_t>(emin) + 127;  // 1 .. 127: 2^emin = bits(ebmin << 23)
+  if (k > 104 + m_int || k > 127 || max < std::bit_cast<float>(ebmin << 23)) return false;
+  bound = std::bit_cast<float>((k + 127) << 23);  // k > emin >= -126: a normal power of two
   return true;
 }
 
@@ -595,9 +595,12 @@ struct float_quant {
       const detail::nd<const T>& bs = a.template get<"exponent_bias">();
       const detail::nd<const T>& vs = a.template get<"max_val">();
       // ---- per-format constants over the broadcast shape of the format parameters ----
-      const shape fs = broadcast_shape({es.get_shape(), ms.get_shape(), bs.get_shape(), vs.get_shape()},
-                                       {"exponent_bitwidth", "mantissa_bitwidth", "exponent_bias", "max_val"},
-                                       name);
+      // (Four scalars, the usual call, need no broadcast.)
+      const shape fs = es.rank == 0 && ms.rank == 0 && bs.rank == 0 && vs.rank == 0
+                           ? shape{}
+                           : broadcast_shape({es.get_shape(), ms.get_shape(), bs.get_shape(), vs.get_shape()},
+                                             {"exponent_bitwidth", "mantissa_bitwidth", "exponent_bias", "max_val"},
+                                             name);
       const std::size_t R = fs.rank();
       // The distinct formats: a dimension along which no format parameter
       // moves (extent 1, or a stride-0 view) is computed at index 0 only, and
