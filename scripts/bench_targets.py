@@ -3,9 +3,13 @@
 """The speed targets of docs/performance.md ("Against the hand-written
 loop"), each as a ratio to a baseline of the same run, met or missed.
 
-    build/bench/lowbit-bench --benchmark_filter="$(python3 scripts/bench_targets.py --filter)" \\
+    taskset -c 1 build/bench/lowbit-bench --benchmark_filter="$(python3 scripts/bench_targets.py --filter)" \\
       --benchmark_repetitions=3 --benchmark_out=t.json --benchmark_out_format=json
-    python3 scripts/bench_targets.py t.json
+    build/bench/lowbit-bench --benchmark_filter="$(python3 scripts/bench_targets.py --filter-threads)" \\
+      --benchmark_repetitions=3 --benchmark_out=th.json --benchmark_out_format=json
+    python3 scripts/bench_targets.py t.json th.json
+
+(one core for everything but the thread benchmarks, which need two).
 
 Every ratio is a speed ratio (higher is faster) of two benchmarks of one
 run: lowbit against the hand-written loop of the same bits
@@ -37,8 +41,12 @@ def filter_regex():
             "|bipolar_quant/none/(tensor|channel)/(4096|65536)"
             "|float_quant_exact_e[0-9m]+/[a-z_]+/(tensor|channel)/(4096|65536)"
             "|float_quant_e[0-9m]+/round/(tensor|channel)/(4096|65536)"
-            "|(int_quant|trunc|bipolar_quant|float_quant_e4m3|float_quant_exact_e4m3)/(round|none)/tensor/33554432"
-            "|threads/[12]/(int_quant|float_quant_e4m3)/round/tensor/1048576)$")
+            "|(int_quant|trunc|bipolar_quant|float_quant_e4m3|float_quant_exact_e4m3)/(round|none)/tensor/33554432)$")
+
+
+def filter_threads_regex():
+    """The thread benchmarks of the targets (run them on two cores)."""
+    return "^threads/[12]/(int_quant|float_quant_e4m3)/round/tensor/1048576$"
 
 
 class table:
@@ -79,17 +87,23 @@ class table:
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("report", nargs="?", help="Google Benchmark JSON output")
-    ap.add_argument("--filter", action="store_true", help="print the benchmark filter and exit")
+    ap.add_argument("reports", nargs="*", help="Google Benchmark JSON outputs (merged)")
+    ap.add_argument("--filter", action="store_true", help="print the one-core benchmark filter and exit")
+    ap.add_argument("--filter-threads", action="store_true", help="print the thread benchmarks' filter and exit")
     args = ap.parse_args(argv)
     if args.filter:
         print(filter_regex())
         return 0
-    if not args.report:
+    if args.filter_threads:
+        print(filter_threads_regex())
+        return 0
+    if not args.reports:
         ap.error("a report is needed (or --filter)")
-    with open(args.report) as f:
-        report = json.load(f)
-    t = table(collect(report))
+    rates = {}
+    for path in args.reports:
+        with open(path) as f:
+            rates.update(collect(json.load(f)))
+    t = table(rates)
     hi, hf = "baseline/hand_int_quant", "baseline/hand_fp8_e4m3"
     ops = [("int_quant/round/tensor", hi), ("trunc/round/tensor", hi), ("bipolar_quant/none/tensor", hi),
            ("float_quant_exact_e4m3/round/tensor", hf), ("float_quant_e4m3/round/tensor", hf)]
