@@ -635,7 +635,10 @@ struct float_quant {
         key = {std::bit_cast<std::uint32_t>(es.data[0]), std::bit_cast<std::uint32_t>(ms.data[0]),
                std::bit_cast<std::uint32_t>(bs.data[0]), std::bit_cast<std::uint32_t>(vs.data[0])};
       }
-      if (nf == 1 && memo.valid && memo.key == key) {
+      // Compared word by word: the array compared whole was built in a vector
+      // register, stored and reloaded (a store-forwarding stall each call).
+      if (nf == 1 && memo.valid && memo.key[0] == key[0] && memo.key[1] == key[1] && memo.key[2] == key[2] &&
+          memo.key[3] == key[3]) {
         mant_p[0] = memo.mant;
         emin_p[0] = memo.emin;
         max_p[0] = memo.max;

@@ -484,6 +484,7 @@ struct trunc {
     detail::nd<const T> t_d, lo_d, hi_d;
 
     static shape t_shape(const args<T>& a) {
+      if (a.template get<"scale">().rank == 0 && a.template get<"out_scale">().rank == 0) return shape{};  // the usual call
       return broadcast_shape({a.template get<"scale">().get_shape(), a.template get<"out_scale">().get_shape()},
                              {"scale", "out_scale"}, name);
     }
@@ -502,7 +503,7 @@ struct trunc {
           t_inline(S == semantics::reference && std::is_same_v<T, float> && simd && ts.count() > 1 &&
                    ts.count() == out.count()),
           tst(t_inline ? 0 : ts.count()),
-          lim(a.template get<"out_bitwidth">().get_shape().count()) {
+          lim(a.template get<"out_bitwidth">().rank == 0 ? 1 : a.template get<"out_bitwidth">().get_shape().count()) {
       const detail::nd<const T>& ss = a.template get<"scale">();
       const detail::nd<const T>& os = a.template get<"out_scale">();
       const detail::nd<const T>& ob = a.template get<"out_bitwidth">();
@@ -526,12 +527,16 @@ struct trunc {
       } else if (!t_inline && out.count() != 0) {  // with t_inline, no t tensor: a constant dummy operand
         detail::trunc_scales_ref(ts, ss, os, t, simd);  // never rejects
       }
-      detail::visit_elements(ob, [&](T b, std::size_t i) {
+      auto limits = [&](T b, std::size_t i) {
         const auto r = detail::int_limits<S, T>(static_cast<int>(b), op.is_signed, op.narrow);
         lim.arr[0][i] = r.lo;
         lim.arr[1][i] = r.hi;
         return true;
-      });
+      };
+      if (ob.rank == 0)  // a scalar out_bitwidth, directly
+        limits(*ob.data, 0);
+      else
+        detail::visit_elements(ob, limits);
       // The SIMD path multiplies by 1/t when every t allows it (the scalar
       // path keeps dividing, so the SIMD-vs-scalar tests compare the two).
       t_inverse = !t_inline && simd && out.count() != 0 && detail::invert_powers_of_two(t, ts.count());
