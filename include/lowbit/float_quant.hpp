@@ -309,6 +309,18 @@ struct float_quant_exact_kernel : scale_divider {
   }
 };
 
+/// v << 23 (v placed in a float's exponent field), of every int32 value:
+/// the scalar shift in unsigned arithmetic, so that a negative v or one
+/// that reaches the sign bit (a NaN's exponent in the fast kernel, whose
+/// result is then ignored) is no signed-shift question for a sanitizer.
+LOWBIT_ALWAYS_INLINE std::int32_t exponent_field(std::int32_t v) noexcept {
+  return static_cast<std::int32_t>(static_cast<std::uint32_t>(v) << 23);
+}
+template <class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<std::int32_t, A> exponent_field(const xsimd::batch<std::int32_t, A>& v) noexcept {
+  return v << 23;
+}
+
 /**
  * The exact semantics on a piece whose format is constant and in range
  * (float_quant's state::run, `exact_fast_range`): 0 <= m <= 22, -126 <=
@@ -368,10 +380,10 @@ struct float_quant_exact_fast_kernel : scale_divider {
     if constexpr (symmetric) {
       V qa;
       if constexpr (M == rounding_mode::half_even) {
-        const V c = bits_float(I((eb + I(23)) << 23));
+        const V c = bits_float(exponent_field(I(eb + I(23))));
         qa = (a + c) - c;
       } else {
-        const V ta = a * bits_float(I((I(254) - eb) << 23));
+        const V ta = a * bits_float(exponent_field(I(I(254) - eb)));
         V ra;
         if constexpr (M == rounding_mode::down) {
           ra = detail::trunc(ta);
@@ -387,7 +399,7 @@ struct float_quant_exact_fast_kernel : scale_divider {
           // zero.
           ra = detail::ceil(V(ta - V(0.5f)));
         }
-        qa = ra * bits_float(I(eb << 23));
+        qa = ra * bits_float(exponent_field(eb));
       }
       if (ov == fq_overflow::saturate) [[likely]] {
         q = detail::copysign(detail::bound_above(maxv, qa), x);
@@ -398,8 +410,8 @@ struct float_quant_exact_fast_kernel : scale_divider {
       }
     } else {
       // CEIL, FLOOR and the run-time mode of the scalar loop: x's sign first.
-      const V t = detail::copysign(a, x) * bits_float(I((I(254) - eb) << 23));
-      q = detail::round_step<semantics::exact, M>(t, mode) * bits_float(I(eb << 23));
+      const V t = detail::copysign(a, x) * bits_float(exponent_field(I(I(254) - eb)));
+      q = detail::round_step<semantics::exact, M>(t, mode) * bits_float(exponent_field(eb));
       if (ov == fq_overflow::saturate) [[likely]] {
         q = detail::bound_above(maxv, detail::bound_below(detail::negate(maxv), q));
       } else if (ov == fq_overflow::infinity) {
