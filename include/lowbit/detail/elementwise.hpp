@@ -246,10 +246,22 @@ void check_tensor_elements(const nd<const T>& t, F&& f) {
     if (t.ext[r] == 0) return;
     if (t.str[r] == 0) distinct.ext[r] = 1;
   }
-  for_each_position<2>(distinct.get_shape(), {&distinct, &whole},
-                       [&](std::size_t, const std::array<std::ptrdiff_t, 2>& off) {
-                         return f(t.data[off[0]], static_cast<std::size_t>(off[1]));
-                       });
+  // Run by run (the innermost merged dimension a plain loop): a position
+  // at a time through the walker cost about 3 ns an element, a fifth of a
+  // per-channel FloatQuant call of 4096 elements for its 64 scales.
+  const loop_plan<2> p = make_plan<2>(distinct.get_shape(), {&distinct, &whole});
+  if (p.count == 0) return;
+  loop_plan<2> outer = p;
+  outer.rank = p.rank - 1;
+  const std::size_t n = p.run_length();
+  const std::ptrdiff_t s0 = p.inner_stride(0), s1 = p.inner_stride(1);
+  for_each_outer(outer, [&](const std::array<std::ptrdiff_t, 2>& off) {
+    const T* v = t.data + off[0];
+    for (std::size_t i = 0; i < n; ++i)
+      if (!f(v[static_cast<std::ptrdiff_t>(i) * s0], static_cast<std::size_t>(off[1] + static_cast<std::ptrdiff_t>(i) * s1)))
+        return false;
+    return true;
+  });
 }
 
 /// Exact semantics: every element of a scale tensor must be finite and > 0.
