@@ -237,8 +237,10 @@ struct float_quant_ref_kernel : fq_ref_eval {
  * u = max(e - m, emin), q = 2^u R(x / 2^u) computed exactly, overflow
  * decided on |q| > max after rounding.
  */
-/// `Magic` selects the magic-number technique for ROUND (the default there);
-/// false keeps the bit technique, for the technique benchmark.
+/// `Magic` selects the magic-number technique for ROUND, false the bit
+/// technique; the operator runs this kernel with M = run_time_mode (bits, on
+/// pieces the fast kernel does not take), the magic form serves the technique
+/// benchmark (bench/bench_float_quant.cpp) and the fast kernel's tests.
 /// The divider (a base) is the power-of-two scale fast path (scale_divider).
 /// St: the whole operator, q only, or q (passed as X) to Y (detail::stage).
 /// Sat: overflows saturate; else `ov` says how they resolve (infinity or

@@ -1130,6 +1130,31 @@ void run_range(const tiling<T, NP>& tl, const T* x, const std::array<const T*, N
   });
 }
 
+/// The one piece of a flat run of n elements, x and y at stride 1 (both
+/// routes below build it here): operand I at params[I], moving along the
+/// run when vary[I], else constant; streaming stores from
+/// exec.stream_min_elements elements when x and y share no byte.
+template <class T, std::size_t NP>
+LOWBIT_ALWAYS_INLINE piece<T, NP> flat_piece(const T* x, const std::array<const T*, NP>& params,
+                                             const std::array<bool, NP>& vary, T* y, std::size_t n,
+                                             std::size_t first_index, const execution& exec) noexcept {
+  piece<T, NP> pc;
+  for (std::size_t I = 0; I < NP; ++I) {
+    pc.p[I] = params[I];
+    pc.s[I] = *params[I];
+    pc.vary[I] = vary[I];
+    pc.loaded = pc.loaded || vary[I];
+  }
+  pc.x = x;
+  pc.y = y;
+  pc.n = n;
+  pc.index.first = first_index;
+  const auto xa = reinterpret_cast<std::uintptr_t>(x), ya = reinterpret_cast<std::uintptr_t>(y);
+  const std::uintptr_t bytes = n * sizeof(T);  // within y's checked span
+  pc.stream = n >= exec.stream_min_elements && !(xa < ya + bytes && ya < xa + bytes);
+  return pc;
+}
+
 /// The common case in one step (what the general walk would do with it,
 /// without its set-up, which costs as much as a few hundred elements): a
 /// plan of one run, x and y contiguous, every parameter constant or
@@ -1141,20 +1166,12 @@ bool run_flat(const engine_plan<NP>& plan, const T* x, const std::array<const T*
   if (!(plan.rank == 1 && plan.str[0][0] == 1 && plan.str[Y][0] == 1 && plan.str[Y + 1][0] == 1 &&
         parallel_parts(exec, plan.count) <= 1))
     return false;
-  piece<T, NP> pc;
+  std::array<bool, NP> vary{};
   for (std::size_t I = 0; I < NP; ++I) {
     if (plan.str[1 + I][0] != 0 && plan.str[1 + I][0] != 1) return false;
-    pc.p[I] = params[I];
-    pc.s[I] = *params[I];
-    pc.vary[I] = plan.str[1 + I][0] != 0;
-    pc.loaded = pc.loaded || pc.vary[I];
+    vary[I] = plan.str[1 + I][0] != 0;
   }
-  pc.x = x;
-  pc.y = y;
-  pc.n = plan.count;
-  pc.index.first = plan.first_index;
-  pc.stream = plan.count >= exec.stream_min_elements && !overlaps(plan, 0, x, Y, y);
-  sink(pc);
+  sink(flat_piece(x, params, vary, y, plan.count, plan.first_index, exec));
   return true;
 }
 
@@ -1177,8 +1194,8 @@ inline bool dense_row_major(const nd_geom& g, const shape& out) noexcept {
  * operand constant (rank 0), x and y dense row-major tensors of the output
  * shape `out`, at least two elements, one thread. make_engine_plan would
  * merge every dimension into one run with x, y and the positions at stride
- * 1 and every operand at stride 0, and run_flat would hand `sink` this one
- * piece, field for field (tests/test_elementwise.cpp compares the two
+ * 1 and every operand at stride 0, and run_flat would hand `sink` the same
+ * piece (flat_piece builds both; tests/test_elementwise.cpp compares the two
  * routes). Returns false, having done nothing, when it does not apply.
  */
 template <class T, std::size_t NP>
@@ -1189,22 +1206,9 @@ bool run_dense_constant(const shape& out, const nd<const T>& x, const std::array
   if (!dense_row_major(x, out) || !dense_row_major(y, out)) return false;
   const std::size_t count = out.count();
   if (count < 2 || parallel_parts(exec, count) > 1) return false;
-  piece<T, NP> pc;
-  for (std::size_t I = 0; I < NP; ++I) {
-    pc.p[I] = params[I]->data;
-    pc.s[I] = *params[I]->data;
-  }
-  pc.x = x.data;
-  pc.y = y.data;
-  pc.n = count;
-  // run_flat's overlaps() on a plan of one run of stride 1.
-  auto apart = [&] {
-    const auto xa = reinterpret_cast<std::uintptr_t>(x.data), ya = reinterpret_cast<std::uintptr_t>(y.data);
-    const std::uintptr_t bytes = count * sizeof(T);
-    return !(xa < ya + bytes && ya < xa + bytes);
-  };
-  pc.stream = count >= exec.stream_min_elements && apart();
-  sink(pc);
+  std::array<const T*, NP> p{};
+  for (std::size_t I = 0; I < NP; ++I) p[I] = params[I]->data;
+  sink(flat_piece(x.data, p, std::array<bool, NP>{}, y.data, count, 0, exec));
   return true;
 }
 
