@@ -9,6 +9,7 @@
 #define LOWBIT_ATTRIBUTES_HPP
 
 #include <cstddef>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -30,11 +31,61 @@ struct attribute {
   std::string_view name;
   M Op::*member;
   std::string_view alias = {};
+  /// A parser of its own for string values (e.g. MX's `rounding`, whose
+  /// names are microxcaling's): true and the value set, or false; and the
+  /// values it accepts, for the message.
+  bool (*parse)(std::string_view, M&) = nullptr;
+  const char* expected = nullptr;
 };
 template <class Op, class M>
 attribute(std::string_view, M Op::*) -> attribute<Op, M>;
 template <class Op, class M>
 attribute(std::string_view, M Op::*, std::string_view) -> attribute<Op, M>;
+template <class Op, class M>
+attribute(std::string_view, M Op::*, std::string_view, bool (*)(std::string_view, M&), const char*)
+    -> attribute<Op, M>;
+
+/**
+ * An enumeration attribute (other than rounding_mode) is parsed by
+ * `parse_attribute_value(std::type_identity<M>, text, M&)`, found by
+ * argument-dependent lookup next to the enumeration, with
+ * `attribute_values(std::type_identity<M>)` naming the accepted values.
+ */
+template <class M>
+concept enum_attribute = std::is_enum_v<M> && !std::is_same_v<M, rounding_mode> &&
+                         requires(std::string_view v, M& m) {
+                           { parse_attribute_value(std::type_identity<M>{}, v, m) } -> std::convertible_to<bool>;
+                           { attribute_values(std::type_identity<M>{}) } -> std::convertible_to<const char*>;
+                         };
+
+/// Parses a decimal integer (an optional sign, then digits) of type M.
+template <class M>
+bool parse_integer_attribute(std::string_view v, M& out) {
+  static_assert(std::is_integral_v<M> && !std::is_same_v<M, bool>);
+  std::size_t i = 0;
+  bool neg = false;
+  if (i < v.size() && (v[i] == '-' || v[i] == '+')) neg = v[i++] == '-';
+  if (i == v.size() || v.size() - i > 19) return false;
+  unsigned long long mag = 0;
+  for (; i < v.size(); ++i) {
+    if (v[i] < '0' || v[i] > '9') return false;
+    mag = mag * 10 + static_cast<unsigned long long>(v[i] - '0');
+  }
+  if (neg) {
+    if constexpr (std::is_unsigned_v<M>) {
+      if (mag != 0) return false;
+      out = 0;
+      return true;
+    } else {
+      if (mag > static_cast<unsigned long long>(std::numeric_limits<M>::max()) + 1ull) return false;
+      out = static_cast<M>(0 - static_cast<long long>(mag - 1) - 1);
+      return true;
+    }
+  }
+  if (mag > static_cast<unsigned long long>(std::numeric_limits<M>::max())) return false;
+  out = static_cast<M>(mag);
+  return true;
+}
 
 inline bool iequals(std::string_view a, std::string_view b) noexcept {
   if (a.size() != b.size()) return false;
@@ -53,10 +104,28 @@ template <class Op>
               " is invalid; expected " + expected);
 }
 
-/// Assigns a string value to a bool or rounding_mode member.
+/// Assigns a string value to a member: a flag, a rounding mode, an integer,
+/// an enumeration, or through the attribute's own parser.
 template <class Op, class M>
-void assign_attribute(Op& op, M Op::*member, std::string_view name, std::string_view value) {
-  if constexpr (std::is_same_v<M, bool>) {
+void assign_attribute(const attribute<Op, M>& at, Op& op, std::string_view value) {
+  const std::string_view name = at.name;
+  M Op::*member = at.member;
+  if (at.parse != nullptr) {
+    M v{};
+    if (!at.parse(value, v)) bad_attribute_value<Op>(name, quote(value), at.expected);
+    op.*member = v;
+  } else if constexpr (std::is_integral_v<M> && !std::is_same_v<M, bool>) {
+    M v{};
+    if (!parse_integer_attribute(value, v))
+      bad_attribute_value<Op>(name, quote(value),
+                              std::is_unsigned_v<M> ? "a non-negative integer" : "an integer");
+    op.*member = v;
+  } else if constexpr (enum_attribute<M>) {
+    M v{};
+    if (!parse_attribute_value(std::type_identity<M>{}, value, v))
+      bad_attribute_value<Op>(name, quote(value), attribute_values(std::type_identity<M>{}));
+    op.*member = v;
+  } else if constexpr (std::is_same_v<M, bool>) {
     if (value == "1" || iequals(value, "true"))
       op.*member = true;
     else if (value == "0" || iequals(value, "false"))
@@ -93,12 +162,23 @@ int_attribute make_int_attribute(I value) {
   }
 }
 
-/// Assigns an integer value (ONNX's INT attributes) to a bool member.
+/// Assigns an integer value (ONNX's INT attributes) to a flag or an
+/// integer member.
 template <class Op, class M>
-void assign_attribute(Op& op, M Op::*member, std::string_view name, const int_attribute& value) {
+void assign_attribute(const attribute<Op, M>& at, Op& op, const int_attribute& value) {
+  const std::string_view name = at.name;
+  M Op::*member = at.member;
   if constexpr (std::is_same_v<M, bool>) {
     if (value.bit < 0) bad_attribute_value<Op>(name, value.text, "0 or 1");
     op.*member = value.bit == 1;
+  } else if constexpr (std::is_integral_v<M>) {
+    M v{};
+    if (!parse_integer_attribute(value.text, v))
+      bad_attribute_value<Op>(name, value.text,
+                              std::is_unsigned_v<M> ? "a non-negative integer that fits" : "an integer that fits");
+    op.*member = v;
+  } else if constexpr (enum_attribute<M>) {
+    bad_attribute_value<Op>(name, value.text, attribute_values(std::type_identity<M>{}));
   } else {
     bad_attribute_value<Op>(name, value.text, "a string naming a rounding mode");
   }
@@ -111,7 +191,7 @@ void set_attribute_impl(Op& op, std::string_view name, const V& value) {
       [&](const auto&... a) {
         (void)((found || !(a.name == name || (!a.alias.empty() && a.alias == name))
                     ? false
-                    : (assign_attribute(op, a.member, a.name, value), found = true)) ||
+                    : (assign_attribute(a, op, value), found = true)) ||
                ...);
       },
       Op::attributes());

@@ -25,6 +25,7 @@
 #include "detail/driver.hpp"
 #include "detail/elementwise.hpp"
 #include "detail/int_lanes.hpp"
+#include "detail/log2_table.hpp"
 #include "detail/minifloat_constants.hpp"
 #include "detail/simd.hpp"
 #include "detail/stage.hpp"
@@ -36,38 +37,6 @@
 LOWBIT_BEGIN_NAMESPACE
 
 namespace detail {
-
-/**
- * The rounding of float32 log2 near powers of two, per biased exponent `be`
- * of a normal a: floor(fl32(log2 a)) = (be - 127) + (mantissa(a) >= t[be]).
- * fl32(log2 a) is the correctly rounded float32 log2, which rounds values
- * just below 2^K up to K when the distance is below half a float32 spacing
- * at K (QUIRKS.md 7). Entries 0 and 255 never adjust.
- */
-inline const std::int32_t* log2_roundup_thresholds() {
-  static const std::array<std::int32_t, 256> table = [] {
-    std::array<std::int32_t, 256> t{};
-    t.fill(std::int32_t(1) << 23);
-    const long double ln2 = std::log(2.0L);
-    for (int be = 1; be <= 254; ++be) {
-      const int K = be - 127 + 1;
-      const float Kf = static_cast<float>(K);
-      std::int32_t j = 0;
-      while (j < (std::int32_t(1) << 23)) {
-        // a = 2^K (1 - (j+1) 2^-24): log2 a = K + log1p(-(j+1) 2^-24) / ln 2.
-        const long double l =
-            static_cast<long double>(K) + std::log1p(-std::ldexp(static_cast<long double>(j + 1), -24)) / ln2;
-        if (!(static_cast<float>(l) >= Kf)) break;
-        ++j;
-      }
-      // j <= 44 for every binade (|K| <= 128): the kernel only consults the
-      // table for mantissas within 64 ulps of the top.
-      t[static_cast<std::size_t>(be)] = (std::int32_t(1) << 23) - j;
-    }
-    return t;
-  }();
-  return table.data();
-}
 
 /// How an overflow is resolved: 0 saturate (+-max), 1 +-inf, 2 NaN.
 enum class fq_overflow { saturate, infinity, nan };

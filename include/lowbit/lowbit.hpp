@@ -17,6 +17,7 @@
 #include "float_quant.hpp"
 #include "int_quant.hpp"
 #include "minifloat.hpp"
+#include "mx_quant.hpp"
 #include "packing.hpp"
 #include "parallel.hpp"
 #include "rounding.hpp"

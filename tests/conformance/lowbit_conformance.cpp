@@ -15,7 +15,9 @@
  * `exact` semantics; in `reference` it is computed and compared normally.
  *
  * Each operator has a handler in the table `handlers` below; operators
- * without one yet are counted as skipped.
+ * without one yet are counted as skipped. MXQuant cases (FORMAT-mx.md)
+ * compare Y and the block scales SCALE, in the reference semantics only
+ * (the vectors are microxcaling's results; `--semantics exact` skips them).
  *
  * Output: one block per failing case (its name, then up to five differing
  * elements), one summary line per file, and the final line
@@ -149,8 +151,6 @@ class input_data {
 // fails.
 // ---------------------------------------------------------------------------
 
-using handler_fn = void (*)(const qcv::test_case&, semantics, output_buffer&);
-
 template <template <semantics> class Op, std::size_t Inputs, semantics S>
 void run_op_as(const qcv::test_case& c, output_buffer& out) {
   Op<S> op;
@@ -164,12 +164,38 @@ void run_op_as(const qcv::test_case& c, output_buffer& out) {
 }
 
 template <template <semantics> class Op, std::size_t Inputs>
-void run_op(const qcv::test_case& c, semantics s, output_buffer& out) {
+void run_op(const qcv::test_case& c, semantics s, output_buffer& out, output_buffer&) {
   if (s == semantics::exact)
     run_op_as<Op, Inputs, semantics::exact>(c, out);
   else
     run_op_as<Op, Inputs, semantics::reference>(c, out);
 }
+
+/// MXQuant (FORMAT-mx.md): X alone, then Y and the block scales SCALE,
+/// which the runner gets from lowbit::mx_scales (float 2^se) and compares
+/// like Y. The vectors pin microxcaling's results, so there is nothing to
+/// compare with in the exact semantics (their differences are listed and
+/// tested in tests/test_mx_quant.cpp): those cases are skipped there.
+template <semantics S>
+void run_mx_as(const qcv::test_case& c, output_buffer& out, output_buffer& scale_out) {
+  lowbit::mx_quant<S> op;
+  for (const qcv::attribute& a : c.attributes) lowbit::set_attribute(op, a.key, a.value);
+  const input_data in(c.input(0));
+  const auto xv = in.view();
+  auto yv = out.allocate(op.output_shape(xv));
+  auto sv = scale_out.allocate(op.scales_shape(xv));
+  op(xv, yv);
+  lowbit::mx_scales(op, xv, sv);
+}
+
+void run_mx(const qcv::test_case& c, semantics s, output_buffer& out, output_buffer& scale_out) {
+  run_mx_as<semantics::reference>(c, out, scale_out);
+  (void)s;  // exact: skipped before the handler is called (run_case)
+}
+
+/// A handler computes a case's Y into `out`, and a second output (MXQuant's
+/// SCALE) into `extra`.
+using handler_fn = void (*)(const qcv::test_case&, semantics, output_buffer&, output_buffer&);
 
 struct op_handler {
   std::string_view op;  ///< the `op` name as written in the file
@@ -185,6 +211,7 @@ constexpr op_handler handlers[] = {
     {"BipolarQuant", &run_op<lowbit::bipolar_quant, 2>},  // X scale
     {"FloatQuant", &run_op<lowbit::float_quant, 6>},  // X scale exponent_bitwidth mantissa_bitwidth
                                                       // exponent_bias max_val
+    {"MXQuant", &run_mx},                             // X (FORMAT-mx.md); outputs Y and SCALE
 };
 
 const op_handler* find_handler(std::string_view op) {
@@ -329,15 +356,20 @@ outcome run_case(const qcv::document& doc, const qcv::test_case& c, const option
     if (opt.verbose) std::printf("SKIP %s (no %s handler yet)\n", c.name.c_str(), c.op.c_str());
     return outcome::skip;
   }
+  if (c.op == "MXQuant" && opt.sem == semantics::exact) {
+    // The MX vectors are microxcaling's results: the reference semantics.
+    if (opt.verbose) std::printf("SKIP %s (MXQuant vectors hold the reference semantics only)\n", c.name.c_str());
+    return outcome::skip;
+  }
   const bool must_reject = opt.sem == semantics::exact && c.has_flag("exact_rejects");
   const std::string why =
       "case flagged exact_rejects" + (c.reject_reason.empty() ? std::string() : ": " + c.reject_reason);
 
-  output_buffer out;
+  output_buffer out, extra;
   try {
-    h->run(c, opt.sem, out);
+    h->run(c, opt.sem, out, extra);
   } catch (const lowbit::error& e) {
-    if (out.allocated() && !out.untouched()) {
+    if ((out.allocated() && !out.untouched()) || (extra.allocated() && !extra.untouched())) {
       fail_header(doc, c, std::string("threw lowbit::error but had written to its output: ") + e.what());
       return outcome::fail;
     }
@@ -366,6 +398,13 @@ outcome run_case(const qcv::document& doc, const qcv::test_case& c, const option
     return outcome::fail;
   }
   if (!compare_output(doc, c, expected_tensor(c, opt.sem), out, opt.sem)) return outcome::fail;
+  if (const qcv::tensor* scale = c.find_tensor("SCALE")) {
+    if (!extra.allocated()) {
+      fail_header(doc, c, "internal: the handler produced no SCALE");
+      return outcome::fail;
+    }
+    if (!compare_output(doc, c, *scale, extra, opt.sem)) return outcome::fail;
+  }
   if (opt.verbose) std::printf("PASS %s\n", c.name.c_str());
   return outcome::pass;
 }

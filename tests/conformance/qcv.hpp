@@ -21,7 +21,9 @@
  *   tensors (`f32_differs` iff `Y_f32`, `np2_differs` iff `Y_np2`,
  *   `exact_differs` iff `Y_exact`, no `Y_exact` with `exact_rejects`);
  * - tensors come in the op's input order, then `Y`, then optionally `Y_f32`,
- *   `Y_np2`, `Y_exact` in this order, the last three with `Y`'s dims;
+ *   `Y_np2`, `Y_exact` in this order, the last three with `Y`'s dims
+ *   (MXQuant, FORMAT-mx.md: `X`, `Y`, then the required `SCALE`, of `Y`'s
+ *   rank);
  * - a tensor has exactly `d0*...*d(rank-1)` value tokens of exactly 8
  *   lowercase hex digits; line breaks inside a value list are free, but the
  *   list starts on the line after `tensor` and its last line holds nothing
@@ -61,6 +63,8 @@ struct op_spec {
   std::string_view name;                          ///< canonical `op` name
   std::span<const std::string_view> inputs;       ///< input roles, QONNX order
   std::span<const std::string_view> attributes;   ///< every attribute of the op
+  std::span<const std::string_view> outputs;      ///< the roles after Y, in file order
+  bool outputs_required = false;                  ///< all of them present (MXQuant's SCALE), or each optional
 };
 
 namespace detail {
@@ -77,18 +81,24 @@ inline constexpr std::string_view int_quant_attributes[] = {"signed", "narrow", 
 inline constexpr std::string_view trunc_v1_attributes[] = {"rounding_mode"};
 inline constexpr std::string_view float_quant_attributes[] = {
     "rounding_mode", "has_inf", "has_nan", "has_subnormal", "saturation"};
+/// FORMAT-mx.md: MXQuant (microxcaling's quantize_mx_op).
+inline constexpr std::string_view mx_quant_inputs[] = {"X"};
+inline constexpr std::string_view mx_quant_attributes[] = {
+    "elem_format", "block_size", "axis", "rounding", "scale_bits", "shared_exp_method", "flush_fp32_subnorms"};
+inline constexpr std::string_view mx_quant_outputs[] = {"SCALE"};
 
-/// Optional expected outputs after `Y`, in file order.
+/// Optional expected outputs after `Y`, in file order (the QONNX operators).
 inline constexpr std::string_view optional_outputs[] = {"Y_f32", "Y_np2", "Y_exact"};
 }  // namespace detail
 
-/// The five operators of the format.
+/// The operators of the format (FORMAT.md) and MXQuant (FORMAT-mx.md).
 inline constexpr op_spec op_specs[] = {
-    {"IntQuant", detail::int_quant_inputs, detail::int_quant_attributes},
-    {"Trunc", detail::trunc_inputs, detail::int_quant_attributes},
-    {"TruncV1", detail::trunc_v1_inputs, detail::trunc_v1_attributes},
-    {"BipolarQuant", detail::bipolar_quant_inputs, {}},
-    {"FloatQuant", detail::float_quant_inputs, detail::float_quant_attributes},
+    {"IntQuant", detail::int_quant_inputs, detail::int_quant_attributes, detail::optional_outputs},
+    {"Trunc", detail::trunc_inputs, detail::int_quant_attributes, detail::optional_outputs},
+    {"TruncV1", detail::trunc_v1_inputs, detail::trunc_v1_attributes, detail::optional_outputs},
+    {"BipolarQuant", detail::bipolar_quant_inputs, {}, detail::optional_outputs},
+    {"FloatQuant", detail::float_quant_inputs, detail::float_quant_attributes, detail::optional_outputs},
+    {"MXQuant", detail::mx_quant_inputs, detail::mx_quant_attributes, detail::mx_quant_outputs, true},
 };
 
 /// The operator called `name`, or nullptr. QONNX's older name `Quant` is
@@ -103,7 +113,7 @@ inline const op_spec* find_op(std::string_view name) noexcept {
 /// True for the attributes whose value is `0` or `1`.
 inline bool is_boolean_attribute(std::string_view key) noexcept {
   return key == "signed" || key == "narrow" || key == "has_inf" || key == "has_nan" ||
-         key == "has_subnormal" || key == "saturation";
+         key == "has_subnormal" || key == "saturation" || key == "flush_fp32_subnorms";
 }
 
 /// The flag words of FORMAT.md ("Flags").
@@ -404,17 +414,25 @@ class parser {
     c.spec = find_op(toks_[1]);
     if (!c.spec)
       fail(line_no_, "unknown op " + in_quotes(toks_[1]) +
-                         "; expected IntQuant, Trunc, TruncV1, BipolarQuant or FloatQuant");
+                         "; expected IntQuant, Trunc, TruncV1, BipolarQuant, FloatQuant or MXQuant");
     const op_spec& spec = *c.spec;
 
-    // Roles in file order: inputs, Y, then the optional outputs.
-    const std::size_t n_required = spec.inputs.size() + 1;
+    // Roles in file order: inputs, Y, then the op's outputs after Y
+    // (required or optional).
+    const std::size_t n_after = spec.outputs_required ? spec.outputs.size() : 0;
+    const std::size_t n_required = spec.inputs.size() + 1 + n_after;
+    const std::size_t first_after = spec.inputs.size() + 1;
     auto role_at = [&](std::size_t i) -> std::string_view {
       if (i < spec.inputs.size()) return spec.inputs[i];
       if (i == spec.inputs.size()) return "Y";
-      return optional_outputs[i - n_required];
+      return spec.outputs[i - first_after];
     };
-    const std::size_t n_roles = n_required + std::size(optional_outputs);
+    const std::size_t n_roles = first_after + spec.outputs.size();
+    const std::string all_roles = [&] {
+      std::string r = "Y";
+      for (std::string_view o : spec.outputs) r += ", " + std::string(o);
+      return r;
+    }();
 
     enum class stage { attrs, flags, tensors } st = stage::attrs;
     std::size_t next_role = 0;
@@ -464,7 +482,7 @@ class parser {
           if (role != role_at(next_role))
             fail(line_no_, "expected tensor " + in_quotes(role_at(next_role)) + ", found " + in_quotes(role) +
                                " (op " + std::string(spec.name) + " has inputs " + join_words(spec.inputs) +
-                               ", then Y, Y_f32, Y_np2, Y_exact)");
+                               ", then " + all_roles + ")");
           ++next_role;
         } else {
           std::size_t found = n_roles;
@@ -476,11 +494,11 @@ class parser {
             if (earlier)
               fail(line_no_, "tensor " + in_quotes(role) + " repeated or out of order; after " +
                                  in_quotes(role_at(next_role - 1)) + " only " +
-                                 (next_role < n_roles ? join_words(std::span(optional_outputs).subspan(next_role - n_required))
+                                 (next_role < n_roles ? join_words(spec.outputs.subspan(next_role - first_after))
                                                       : std::string("'end'")) +
                                  " may follow");
             fail(line_no_, "unknown tensor role " + in_quotes(role) + " for op " + std::string(spec.name) +
-                               "; expected " + join_words(spec.inputs) + ", Y, Y_f32, Y_np2 or Y_exact");
+                               "; expected " + join_words(spec.inputs) + ", " + all_roles);
           }
           next_role = found + 1;
         }
@@ -597,6 +615,8 @@ class parser {
       if (t && t->dims != y.dims)
         fail(t->line, "tensor " + in_quotes(role) + " must have the dims of 'Y'");
     }
+    if (const tensor* t = c.find_tensor("SCALE"); t && t->dims.size() != y.dims.size())
+      fail(t->line, "tensor 'SCALE' must have the rank of 'Y'");
     struct pairing {
       std::string_view flag, role;
     };

@@ -39,7 +39,13 @@
  *   their shapes (K side outputs); and the state's `template <std::size_t I>
  *   void side(T* values) const` writes side output I's values, row-major,
  *   once the kernel has run. They are integers written to a code type,
- *   checked with the codes and written only when every value fits.
+ *   checked with the codes and written only when every value fits;
+ * - optionally, for a block format whose last kernel operand is a value per
+ *   block (an MX block's scale): the state declares `static constexpr bool
+ *   block_fed = true`, `block_layout blocks` and `const T* block_values()
+ *   const` (row-major in block_shape(out, blocks)); execute() then runs the
+ *   engine's block step (detail/block.hpp), and the state's last entry of
+ *   `ops` is not read.
  */
 #ifndef LOWBIT_DETAIL_DRIVER_HPP
 #define LOWBIT_DETAIL_DRIVER_HPP
@@ -55,6 +61,7 @@
 #include "../config.hpp"
 #include "../parallel.hpp"
 #include "../view.hpp"
+#include "block.hpp"
 #include "elementwise.hpp"
 #include "protocol.hpp"
 #include "stage.hpp"
@@ -234,10 +241,19 @@ void execute(const Op& op, const call_args<Op, T>& a, const shape& out, nd<T>& y
       const piece_sink<T, NP> sink{&run, [](const void* o, const piece<T, NP>& pc) {
                                      (*static_cast<const decltype(run)*>(o))(pc);
                                    }};
-      // The usual small call (constant operands, dense x and y) skips the
-      // plan: the same piece, without its set-up.
-      if (!run_dense_constant(out, a.x(), st.ops, y, sink, op.exec))
+      using state_t = std::remove_cvref_t<decltype(st)>;
+      if constexpr (requires { state_t::block_fed; }) {
+        // A block format: the last operand is each element's block value
+        // (state::block_values(), row-major in the block shape of
+        // state::blocks), the others broadcast as usual.
+        std::array<const nd<const T>*, NP - 1> params{};
+        for (std::size_t i = 0; i + 1 < NP; ++i) params[i] = st.ops[i];
+        elementwise_blocks<T, NP>(out, a.x(), params, st.block_values(), y, st.blocks, sink, op.exec);
+      } else if (!run_dense_constant(out, a.x(), st.ops, y, sink, op.exec)) {
+        // (The usual small call, constant operands on dense x and y, took
+        // the direct route: the same piece, without the plan's set-up.)
         elementwise(make_engine_plan(out, a.x(), st.ops, y), a.x().data, data_of(st.ops), y.data, sink, op.exec);
+      }
     }
     after(st);
   });
