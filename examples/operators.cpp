@@ -81,6 +81,15 @@ int main() {
     expect("minifloat_quant FP4", y, {1.0f, 4.0f, 1.0f, 4.0f});
   }
   {
+    // readme: mx_quant
+    // OCP MXFP4: blocks of 4 share a scale 2^(floor(log2 amax) - 2), here 2^4 (amax 100).
+    lowbit::mx_quant<> mx{.format = lowbit::mx_element::fp4_e2m1, .block_size = 4};
+    std::vector<float> x{0.3f, -2.9f, 6.0f, 100.0f}, y(4);
+    mx(x, y);  // x / 16 on E2M1's grid {0, 0.5, 1, 1.5, 2, 3, 4, 6}: y = {0, -0, 8, 96}
+    // readme: end
+    expect("mx_quant MXFP4", y, {0.0f, -0.0f, 8.0f, 96.0f});
+  }
+  {
     // readme: set_attribute
     // Attributes by their QONNX names and string values, as in an ONNX graph.
     lowbit::float_quant<> f;

@@ -455,7 +455,7 @@ inline std::uint8_t mx_encode(mx_element f, float q) noexcept {
  * ```
  * std::vector<float> x{0.3f, -2.9f, 6.0f, 100.0f}, y(4);
  * lowbit::mx_quant<> mx{.format = lowbit::mx_element::fp4_e2m1, .block_size = 4};
- * mx(x, y);  // scale 2^4 (floor(log2 100) - 2): y = {0, -0, 0, 96}
+ * mx(x, y);  // scale 2^4 (floor(log2 100) - 2): y = {0, -0, 8, 96}
  * ```
  */
 template <semantics S = semantics::reference>
