@@ -27,6 +27,11 @@
 //                                        crossover and speed-up
 //   streaming/<on|off>/int_quant/round/tensor/<N>   streaming stores forced on or
 //                                        off (exec.stream_min_elements), N = 2^16 .. 2^25
+//   mx_quant/<format>/<rounding>/<N>     lowbit::mx_quant (reference semantics), blocks of
+//                                        32 along the last axis of x [N/1024, 1024];
+//                                        format fp8_e4m3, fp6_e3m2, fp4_e2m1 or int8,
+//                                        rounding nearest (HALF_UP) or even (HALF_EVEN)
+//   mx_quant_exact/<format>/<rounding>/<N>   the same, exact semantics
 // Patterns (reference semantics, x ~ U(-8, 8), scales around 0.05):
 //   tensor   one scalar scale
 //   channel  x [64, N/64], scale [64, 1]
@@ -311,6 +316,20 @@ void bm_streaming(benchmark::State& st, bool on, std::size_t n) {
   bm_pattern(st, pattern::tensor, n, [&](const auto& x, const auto& s, auto& y) { q(x, s, 0.0f, 8.0f, y); });
 }
 
+// MX block quantization: blocks of 32 along the last axis of [N/1024, 1024].
+template <lowbit::semantics S>
+void bm_mx_quant(benchmark::State& st, lowbit::mx_element f, lowbit::rounding_mode mode, std::size_t n) {
+  const fvec& x = input(n);
+  fvec y(n);
+  lowbit::mx_quant<S> q;
+  q.format = f;
+  q.rounding = mode;
+  const std::size_t cols = n < 1024 ? n : 1024;
+  const lowbit::strided_view<const float> xv(x.data(), {n / cols, cols});
+  const lowbit::strided_view<float> yv(y.data(), {n / cols, cols});
+  timed_loop(st, y, [&] { q(xv, yv); });
+}
+
 std::string lower(std::string_view s) {
   std::string r(s);
   for (char& c : r)
@@ -395,6 +414,17 @@ bool register_all() {
                          std::to_string(std::size_t(1) << lg))
                             .c_str(),
                         bm_streaming, on, std::size_t(1) << lg);
+  for (lowbit::mx_element f : {lowbit::mx_element::fp8_e4m3, lowbit::mx_element::fp6_e3m2,
+                              lowbit::mx_element::fp4_e2m1, lowbit::mx_element::int8})
+    for (lowbit::rounding_mode m : {lowbit::rounding_mode::half_up, lowbit::rounding_mode::half_even})
+      for (std::size_t n : {std::size_t(1) << 12, std::size_t(1) << 16, std::size_t(1) << 20}) {
+        std::string tail = "/";
+        tail += lowbit::to_string(f);
+        tail += m == lowbit::rounding_mode::half_up ? "/nearest/" : "/even/";
+        tail += std::to_string(n);
+        RegisterBenchmark(("mx_quant" + tail).c_str(), bm_mx_quant<lowbit::semantics::reference>, f, m, n);
+        RegisterBenchmark(("mx_quant_exact" + tail).c_str(), bm_mx_quant<lowbit::semantics::exact>, f, m, n);
+      }
   for (std::size_t n : ns)
     RegisterBenchmark(("int_quant_scalar_path/round/tensor/" + std::to_string(n)).c_str(),
                       bm_int_quant, lowbit::rounding_mode::half_even, pattern::tensor, n, false);

@@ -133,11 +133,23 @@ TEST_CASE("block_reduce: max |x| of every block, ragged last blocks, any axis an
             if (std::isnan(v)) nan[blk] = true;
             else want[blk] = std::max(want[blk], std::fabs(v));
           }
-          for (bool simd : {true, false}) {
-            CAPTURE(ext, axis, k, kind, simd);
+          // An infinity in another block (it must win over finite values, lose to NaN).
+          if (t.count() > 40) buf[static_cast<std::size_t>(t.at(5))] = -std::numeric_limits<float>::infinity();
+          if (t.count() > 40) {
+            const std::size_t blk = block_of(ext, b, 5);
+            if (!nan[blk]) want[blk] = std::numeric_limits<float>::infinity();
+          }
+          for (int bits_form = 0; bits_form < 4; ++bits_form) {
+            const bool simd = bits_form % 2 == 0;
+            CAPTURE(ext, axis, k, kind, simd, bits_form);
             std::vector<float> got(bs.count(), -1.0f);
-            lowbit::detail::block_reduce(t.view<const float>(buf.data()), b, got.data(),
-                                         lowbit::detail::max_abs_reduction<float>{}, simd);
+            // The NaN-aware float max, and MX's integer max over the bits of |x|.
+            if (bits_form < 2)
+              lowbit::detail::block_reduce(t.view<const float>(buf.data()), b, got.data(),
+                                           lowbit::detail::max_abs_reduction<float>{}, simd);
+            else
+              lowbit::detail::block_reduce(t.view<const float>(buf.data()), b, got.data(),
+                                           lowbit::detail::max_abs_bits_reduction{}, simd);
             for (std::size_t i = 0; i < got.size(); ++i) {
               if (nan[i]) {
                 CHECK(std::isnan(got[i]));

@@ -18,6 +18,7 @@
 #include "int_quant.hpp"
 #include "minifloat.hpp"
 #include "mx_quant.hpp"
+#include "nvfp4.hpp"
 #include "packing.hpp"
 #include "parallel.hpp"
 #include "rounding.hpp"

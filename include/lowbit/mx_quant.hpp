@@ -205,6 +205,12 @@ struct mx_block_exponent {
 /// floor(log2 a) for a finite a > 0, exact (subnormals included).
 inline int exact_floor_log2(float a) noexcept { return std::ilogb(a); }
 
+/// 2^e as a float32 for -149 <= e <= 127.
+inline float mx_pow2(int e) noexcept {
+  return e >= -126 ? std::bit_cast<float>(static_cast<std::uint32_t>(e + 127) << 23)
+                   : std::bit_cast<float>(std::uint32_t(1) << (e + 149));
+}
+
 template <semantics S>
 mx_block_exponent mx_shared_exponent(float amax, mx_element f, mx_scale_rule rule, int scale_bits, bool flush) {
   const mx_element_info fi = info(f);
@@ -239,8 +245,13 @@ mx_block_exponent mx_shared_exponent(float amax, mx_element f, mx_scale_rule rul
       r.se = -smax;
       return r;
     }
-    const int E = exact_floor_log2(amax);
-    const float mant = std::ldexp(amax, -E);  // in [1, 2), exact
+    // E = floor(log2 amax) and amax's significand in [1, 2), from the bits
+    // (a subnormal amax through ilogb and ldexp, both exact).
+    const std::uint32_t b = std::bit_cast<std::uint32_t>(amax);
+    const bool normal = b >= 0x00800000u;
+    const int E = normal ? static_cast<int>(b >> 23) - 127 : exact_floor_log2(amax);
+    const float mant =
+        normal ? std::bit_cast<float>((b & 0x7fffffu) | 0x3f800000u) : std::ldexp(amax, -E);
     switch (rule) {
       case mx_scale_rule::floor: se = long(E) - fi.emax; break;
       case mx_scale_rule::ceil: se = long(E) - fi.emax + (mant != 1.0f); break;
@@ -248,12 +259,12 @@ mx_block_exponent mx_shared_exponent(float amax, mx_element f, mx_scale_rule rul
         // amax rounded to m fraction bits reaches 2^(E+1) iff its
         // significand is at least 2 - 2^-(m+1) (the tie rounds up: its
         // lower neighbour 2 - 2^-m is odd).
-        se = long(E) - fi.emax + (mant >= 2.0f - std::ldexp(1.0f, -(fi.m + 1)));
+        se = long(E) - fi.emax + (mant >= 2.0f - mx_pow2(-(fi.m + 1)));
         break;
       case mx_scale_rule::round_up:
       default: {
         // The smallest e with amax <= max_norm * 2^e.
-        const float top = std::ldexp(fi.max_norm, -fi.emax);  // max_norm's significand
+        const float top = fi.max_norm * mx_pow2(-fi.emax);  // max_norm's significand (exact)
         se = long(E) - fi.emax + (mant > top);
         break;
       }
@@ -265,12 +276,6 @@ mx_block_exponent mx_shared_exponent(float amax, mx_element f, mx_scale_rule rul
     r.se = static_cast<int>(se < -smax ? -smax : se);
   }
   return r;
-}
-
-/// 2^e as a float32 for -149 <= e <= 127.
-inline float mx_pow2(int e) noexcept {
-  return e >= -126 ? std::bit_cast<float>(static_cast<std::uint32_t>(e + 127) << 23)
-                   : std::bit_cast<float>(std::uint32_t(1) << (e + 149));
 }
 
 /**
@@ -596,7 +601,7 @@ struct mx_quant {
           format(op.format),
           mode(op.rounding) {
       if (out.count() == 0) return;
-      detail::block_reduce(a.x(), blocks, values.data(), detail::max_abs_reduction<T>{});
+      detail::block_reduce(a.x(), blocks, values.data(), detail::max_abs_bits_reduction{});
       for (std::size_t b = 0; b < values.size(); ++b) {
         const detail::mx_block_exponent e =
             detail::mx_shared_exponent<S>(values[b], op.format, op.scale_rule, op.scale_bits, op.flush_fp32_subnorms);

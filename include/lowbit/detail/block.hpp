@@ -23,6 +23,7 @@
 #include "../error.hpp"
 #include "../view.hpp"
 #include "elementwise.hpp"
+#include "int_lanes.hpp"
 
 LOWBIT_BEGIN_DETAIL_NAMESPACE
 
@@ -67,6 +68,25 @@ struct max_abs_reduction {
   LOWBIT_ALWAYS_INLINE V combine(V a, V b) const noexcept {
     const V m = detail::select(a < b, b, a);
     return detail::select(detail::is_nan(a), a, detail::select(detail::is_nan(b), b, m));
+  }
+};
+
+/**
+ * max |x| over float32 values with the same answer as max_abs_reduction
+ * (NaN if any element is NaN, else +inf if any is infinite, else the
+ * largest magnitude), from one integer max per step: the bits of |x| order
+ * as its values, and every NaN's bits lie above +inf's. A NaN result is
+ * one of the block's NaNs (with its sign cleared).
+ */
+struct max_abs_bits_reduction {
+  float init = 0.0f;
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V map(V v) const noexcept {
+    return detail::abs(v);
+  }
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V combine(V a, V b) const noexcept {
+    return bits_float(imax(float_bits(a), float_bits(b)));
   }
 };
 
@@ -116,7 +136,10 @@ void block_reduce(const nd<const T>& x, block_layout b, T* out, const R& red, bo
           for (; c + L <= c1; c += L) v = red.combine(v, red.map(load<B>(xl + c)));
           alignas(64) T lanes[L];
           v.store_aligned(lanes);
-          for (std::size_t j = 0; j < L; ++j) acc = red.combine(acc, lanes[j]);
+          // A tree of depth log2(L), not a chain of L dependent steps.
+          for (std::size_t w = L / 2; w >= 1; w /= 2)
+            for (std::size_t j = 0; j < w; ++j) lanes[j] = red.combine(lanes[j], lanes[j + w]);
+          acc = red.combine(acc, lanes[0]);
         }
         for (; c < c1; ++c) {
           no_vectorize(c);
