@@ -577,6 +577,15 @@ TEST_CASE("mx_quant: codes and E8M0 scales round-trip to the fake-quantized outp
                                lowbit::strided_view<std::uint8_t>(scales.data(), {6, 4}));
         const int width = lowbit::info(f).bits;
         for (std::uint8_t c : codes) CHECK(c < (1u << width));
+        // FP6 and FP4 codes pack (four in three bytes, two in one) and come back.
+        if (width == 6 || width == 4) {
+          const lowbit::packed_format pf = width == 6 ? lowbit::packings::fp6_e2m3 : lowbit::packings::fp4_e2m1;
+          std::vector<std::uint8_t> packed(lowbit::packed_size(pf, codes.size())), un(codes.size());
+          CHECK(packed.size() == codes.size() * static_cast<std::size_t>(width) / 8);
+          lowbit::pack(pf, codes, packed);
+          lowbit::unpack(pf, packed, un);
+          CHECK(un == codes);
+        }
         lowbit::dequantize(op, lowbit::strided_view<const std::uint8_t>(codes.data(), sh),
                            lowbit::strided_view<const std::uint8_t>(scales.data(), {6, 4}),
                            lowbit::strided_view<float>(back.data(), sh));

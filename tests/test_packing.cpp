@@ -175,7 +175,7 @@ TEST_CASE("packing: bad input is rejected, nothing written", "[packing]") {
   CHECK(uout == std::vector<std::uint8_t>{5, 5});
   const packed_format bogus{3, true, "int3"};
   CHECK_THROWS_WITH(lowbit::pack(bogus, c, p), contains_substring("has bits = 3 signed"));
-  CHECK_THROWS_WITH(lowbit::pack(packed_format{1, true, "int1"}, c, p), contains_substring("1 bit unsigned"));
+  CHECK_THROWS_WITH(lowbit::pack(packed_format{1, true, "int1"}, c, p), contains_substring("1 or 6 bits unsigned"));
   CHECK(p == p0);
 }
 
@@ -329,7 +329,7 @@ TEST_CASE("packing: invalid formats are errors in every function, never undefine
       const std::string has = "packing bogus has bits = " + std::to_string(bits) + (sgn ? " signed" : " unsigned");
       INFO(has);
       CHECK_THROWS_WITH(lowbit::packed_size(f, 5),
-                        contains_substring("lowbit::packed_size: " + has + "; expected 1, 2 or 4 bits"));
+                        contains_substring("lowbit::packed_size: " + has + "; expected 1, 2, 4 or 6 bits"));
       CHECK_THROWS_WITH(f.per_byte(), contains_substring("lowbit::packed_format::per_byte: " + has));
       CHECK_THROWS_WITH(f.min(), contains_substring("lowbit::packed_format::min: " + has));
       CHECK_THROWS_WITH(f.max(), contains_substring("lowbit::packed_format::max: " + has));
@@ -355,7 +355,7 @@ TEST_CASE("packing: a packing with a null name has messages that say (unnamed)",
   CHECK_THROWS_WITH(lowbit::pack(f, c, small), contains_substring("expected 2 for 3 (unnamed) codes"));
   CHECK_THROWS_WITH(lowbit::unpack(f, small, c), contains_substring("expected 2 for 3 (unnamed) codes"));
   CHECK_THROWS_WITH(lowbit::unpack(f, std::vector<std::uint8_t>{0x11, 0x11}, c),
-                    contains_substring("(1 (unnamed) codes in the last byte)"));
+                    contains_substring("(the last byte holds 4 bits of (unnamed) codes)"));
   std::vector<std::uint8_t> u(3);
   CHECK_THROWS_WITH(lowbit::unpack(f, p, u), contains_substring("uint8 codes cannot hold (unnamed) codes"));
   CHECK_THROWS_WITH(lowbit::pack(packed_format{3, false, nullptr}, c, p),
@@ -368,4 +368,47 @@ TEST_CASE("packing: a packing with a null name has messages that say (unnamed)",
   c[1] = -1;
   lowbit::pack(f, c, p);
   CHECK(p == std::vector<std::uint8_t>{0xf1, 0x02});
+}
+
+TEST_CASE("packing: FP6 codes, four in three bytes, as a little-endian bit stream", "[packing]") {
+  using lowbit_test::contains_substring;
+  static_assert(lowbit::packed_size(packings::fp6_e2m3, 4) == 3);
+  static_assert(lowbit::packed_size(packings::fp6_e3m2, 5) == 4);
+  static_assert(lowbit::packed_size(packings::fp6_e3m2, 8) == 6);
+  // Codes 0x01, 0x3f, 0x2a, 0x15: stream bits 0..5 = 000001, 6..11 = 111111,
+  // 12..17 = 101010, 18..23 = 010101 -> bytes 0xc1, 0xaf, 0x56.
+  const std::vector<std::uint8_t> c{0x01, 0x3f, 0x2a, 0x15};
+  std::vector<std::uint8_t> p(3);
+  lowbit::pack(packings::fp6_e2m3, c, p);
+  CHECK(p == std::vector<std::uint8_t>{0xc1, 0xaf, 0x56});
+  std::vector<std::uint8_t> back(4);
+  lowbit::unpack(packings::fp6_e2m3, p, back);
+  CHECK(back == c);
+  // Every length 0 .. 40 round-trips against a bit-by-bit oracle.
+  std::mt19937 rng(6);
+  for (std::size_t n = 0; n <= 40; ++n) {
+    std::vector<std::uint8_t> codes(n);
+    for (auto& v : codes) v = static_cast<std::uint8_t>(rng() % 64);
+    std::vector<std::uint8_t> want(lowbit::packed_size(packings::fp6_e3m2, n), 0);
+    for (std::size_t i = 0; i < n; ++i)
+      for (int b = 0; b < 6; ++b)
+        if (codes[i] >> b & 1) want[(6 * i + b) / 8] |= static_cast<std::uint8_t>(1u << ((6 * i + b) % 8));
+    std::vector<std::uint8_t> got(want.size(), 0xee);
+    lowbit::pack(packings::fp6_e3m2, codes, got);
+    CHECK(got == want);
+    std::vector<std::uint16_t> wide(n, 0xeeee);
+    lowbit::unpack(packings::fp6_e3m2, got, wide);
+    for (std::size_t i = 0; i < n; ++i) CHECK(wide[i] == codes[i]);
+  }
+  // A code of 7 bits, unused bits set, a signed 6-bit packing: errors, nothing written.
+  std::vector<std::uint8_t> bad{1, 64, 2};
+  std::vector<std::uint8_t> out(3, 0x55);
+  CHECK_THROWS_WITH(lowbit::pack(packings::fp6_e2m3, bad, out),
+                    contains_substring("codes[1] = 64 is invalid; expected an fp6_e2m3 code from 0 to 63"));
+  CHECK(out == std::vector<std::uint8_t>(3, 0x55));
+  std::vector<std::uint8_t> two(2);
+  CHECK_THROWS_WITH(lowbit::unpack(packings::fp6_e2m3, std::vector<std::uint8_t>{0x01, 0xf0}, two),
+                    contains_substring("the last byte holds 4 bits"));
+  CHECK_THROWS_WITH(lowbit::pack(packed_format{6, true, "int6"}, c, p), contains_substring("has bits = 6 signed"));
+  CHECK_THROWS_WITH(packings::fp6_e2m3.per_byte(), contains_substring("per_byte"));
 }

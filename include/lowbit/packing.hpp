@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * @file packing.hpp
- * Sub-byte packing of codes: int4, uint4, int2, uint2, 1-bit and FP4 E2M1,
- * in the ONNX int4 convention (the first code in the lowest bits of the
- * first byte; the unused high bits of a last, partial byte are zero).
+ * Sub-byte packing of codes: int4, uint4, int2, uint2, 1-bit, FP4 E2M1 and
+ * the 6-bit FP6 codes, in the ONNX int4 convention (the first code in the
+ * lowest bits of the first byte, each code's bits continuing into the next
+ * byte: a little-endian bit stream; the unused high bits of a last,
+ * partial byte are zero).
  *
  * **Example**:
  * ```
@@ -43,14 +45,15 @@ inline const char* packing_name(const char* name) noexcept { return name ? name 
 }  // namespace detail
 
 /**
- * A packing of codes: `bits` per code (1, 2 or 4), signed (two's
+ * A packing of codes: `bits` per code (1, 2, 4 or 6), signed (two's
  * complement) or unsigned. `name` is used in messages only (a null name
  * prints as "(unnamed)").
  *
- * A valid packing has bits 4 or 2 (signed or not) or 1 (unsigned); pack
- * and unpack throw lowbit::error for any other. per_byte(), min(), max()
- * and packed_size() throw lowbit::error when `bits` is not 1, 2 or 4 (they
- * are defined for the signed 1-bit case: 8 per byte, -1 and 0).
+ * A valid packing has bits 4 or 2 (signed or not), or 1 or 6 (unsigned);
+ * pack and unpack throw lowbit::error for any other. min(), max() and
+ * packed_size() throw lowbit::error when `bits` is not 1, 2, 4 or 6 (they
+ * are defined for the signed 1-bit case: -1 and 0); per_byte() for 6 bits
+ * too (four 6-bit codes take three bytes).
  */
 struct packed_format {
   int bits = 4;
@@ -63,15 +66,15 @@ struct packed_format {
     return 8 / bits;
   }
   /// Smallest code: -2^(bits-1) signed, 0 unsigned.
-  /// @throws lowbit::error unless bits is 1, 2 or 4.
+  /// @throws lowbit::error unless bits is 1, 2, 4 or 6.
   constexpr int min() const {
-    check_bits("lowbit::packed_format::min");
+    check_bits6("lowbit::packed_format::min");
     return is_signed ? -(1 << (bits - 1)) : 0;
   }
   /// Largest code: 2^(bits-1) - 1 signed, 2^bits - 1 unsigned.
-  /// @throws lowbit::error unless bits is 1, 2 or 4.
+  /// @throws lowbit::error unless bits is 1, 2, 4 or 6.
   constexpr int max() const {
-    check_bits("lowbit::packed_format::max");
+    check_bits6("lowbit::packed_format::max");
     return is_signed ? (1 << (bits - 1)) - 1 : (1 << bits) - 1;
   }
   friend constexpr bool operator==(const packed_format& a, const packed_format& b) noexcept {
@@ -81,6 +84,10 @@ struct packed_format {
  private:
   constexpr void check_bits(const char* fn) const {
     if (!(bits == 1 || bits == 2 || bits == 4)) detail::throw_bad_packing(fn, bits, is_signed, name, "1, 2 or 4 bits");
+  }
+  constexpr void check_bits6(const char* fn) const {
+    if (!(bits == 1 || bits == 2 || bits == 4 || bits == 6))
+      detail::throw_bad_packing(fn, bits, is_signed, name, "1, 2, 4 or 6 bits");
   }
 };
 
@@ -94,24 +101,33 @@ inline constexpr packed_format uint2{2, false, "uint2"};
 inline constexpr packed_format uint1{1, false, "uint1"};
 /// FP4 E2M1 bit patterns (minifloat codes of formats::fp4_e2m1): as uint4.
 inline constexpr packed_format fp4_e2m1{4, false, "fp4_e2m1"};
+/// FP6 bit patterns (MX's FP6 E2M3 and E3M2 element codes): four codes in
+/// three bytes, as a little-endian bit stream (code i in bits 6i .. 6i + 5).
+/// Neither ONNX nor OCP MX v1.0 fixes a memory layout for FP6; this one
+/// extends the int4 convention.
+inline constexpr packed_format fp6_e2m3{6, false, "fp6_e2m3"};
+inline constexpr packed_format fp6_e3m2{6, false, "fp6_e3m2"};
 }  // namespace packings
 
 namespace detail {
-/// Throws unless `f` is a valid packing (bits 4 or 2, or 1 unsigned).
+/// Throws unless `f` is a valid packing (bits 4 or 2, or 1 or 6 unsigned).
 constexpr void check_packing(const packed_format& f, const char* fn) {
-  if (!(f.bits == 1 || f.bits == 2 || f.bits == 4) || (f.bits == 1 && f.is_signed))
-    throw_bad_packing(fn, f.bits, f.is_signed, f.name, "4 or 2 bits (signed or not) or 1 bit unsigned");
+  if (!(f.bits == 1 || f.bits == 2 || f.bits == 4 || f.bits == 6) || ((f.bits == 1 || f.bits == 6) && f.is_signed))
+    throw_bad_packing(fn, f.bits, f.is_signed, f.name, "4 or 2 bits (signed or not), or 1 or 6 bits unsigned");
 }
 }  // namespace detail
 
-/// Bytes that `count` codes take in packing `f` (a partial last byte counts).
-/// @throws lowbit::error if f.bits is not 1, 2 or 4 (a signed 1-bit `f`,
+/// Bytes that `count` codes take in packing `f`: count * bits / 8 rounded
+/// up (a partial last byte counts).
+/// @throws lowbit::error if f.bits is not 1, 2, 4 or 6 (a signed 1-bit `f`,
 ///         which pack and unpack reject, has a size: count / 8 rounded up).
 constexpr std::size_t packed_size(const packed_format& f, std::size_t count) {
-  if (!(f.bits == 1 || f.bits == 2 || f.bits == 4))
-    detail::throw_bad_packing("lowbit::packed_size", f.bits, f.is_signed, f.name, "1, 2 or 4 bits");
-  const std::size_t k = static_cast<std::size_t>(8 / f.bits);
-  return count / k + (count % k != 0 ? 1 : 0);
+  if (!(f.bits == 1 || f.bits == 2 || f.bits == 4 || f.bits == 6))
+    detail::throw_bad_packing("lowbit::packed_size", f.bits, f.is_signed, f.name, "1, 2, 4 or 6 bits");
+  // Whole groups of 8 codes (bits bytes each), then the rest, without
+  // overflowing count * bits.
+  const std::size_t b = static_cast<std::size_t>(f.bits), rest = count % 8 * b;
+  return count / 8 * b + rest / 8 + (rest % 8 != 0 ? 1 : 0);
 }
 
 namespace detail {
@@ -123,6 +139,15 @@ inline constexpr std::uint64_t bytes_of(std::uint8_t b) noexcept { return 0x0101
 /// and of 32-bit lanes. The same function serves the body and the
 /// zero-padded tail.
 inline std::uint64_t pack_word(std::uint64_t w, int bits) noexcept {
+  if (bits == 6) {
+    // A code is wider than half a byte: each step moves the upper half of
+    // every lane alone (the shifts of the other forms would drag the lower
+    // half's bits down onto themselves).
+    w &= bytes_of(0x3f);
+    w = (w & 0x00ff00ff00ff00ffull) | ((w & 0xff00ff00ff00ff00ull) >> 2);
+    w = (w & 0x0000ffff0000ffffull) | ((w & 0xffff0000ffff0000ull) >> 4);
+    return (w & 0x00000000ffffffffull) | ((w & 0xffffffff00000000ull) >> 8);
+  }
   const std::uint64_t one = (std::uint64_t(1) << bits) - 1;
   w &= bytes_of(static_cast<std::uint8_t>(one));
   w = (w | (w >> (8 - bits))) & (0x0001000100010001ull * ((one << bits) | one));
@@ -133,6 +158,11 @@ inline std::uint64_t pack_word(std::uint64_t w, int bits) noexcept {
 
 /// The inverse: `bits` bytes into eight codes, sign-extended if `sgn`.
 inline std::uint64_t unpack_word(std::uint64_t w, int bits, bool sgn) noexcept {
+  if (bits == 6) {  // unsigned only (check_packing)
+    w = (w & 0x0000000000ffffffull) | ((w & 0x0000ffffff000000ull) << 8);
+    w = (w & 0x00000fff00000fffull) | ((w & 0x00fff00000fff000ull) << 4);
+    return (w & 0x003f003f003f003full) | ((w & 0x0fc00fc00fc00fc0ull) << 2);
+  }
   const std::uint64_t one = (std::uint64_t(1) << bits) - 1;
   w = (w | (w << (32 - 4 * bits))) & (0x0000000100000001ull * ((std::uint64_t(1) << (4 * bits)) - 1));
   w = (w | (w << (16 - 2 * bits))) & (0x0001000100010001ull * ((one << bits) | one));
@@ -301,11 +331,12 @@ void unpack(const packed_format& f, const Packed& packed, Codes&& codes) {
                 " bytes; expected " + std::to_string(want) + " for " + std::to_string(n) + " " + fname + " codes");
   detail::check_no_overlap("lowbit::unpack", "packed", in, want, "codes", c, n * sizeof(C));
   const int bits = f.bits;
-  const std::size_t used = n % static_cast<std::size_t>(f.per_byte());
-  if (used != 0 && (in[want - 1] >> (used * static_cast<std::size_t>(bits))) != 0)
+  // The bits of the last byte that hold codes (0: all eight).
+  const std::size_t used_bits = n % 8 * static_cast<std::size_t>(bits) % 8;
+  if (used_bits != 0 && (in[want - 1] >> used_bits) != 0)
     throw error("lowbit::unpack: packed[" + std::to_string(want - 1) + "] = " + std::to_string(in[want - 1]) +
-                " has nonzero unused high bits; expected them zero (" + std::to_string(used) + " " + fname +
-                " codes in the last byte)");
+                " has nonzero unused high bits; expected them zero (the last byte holds " + std::to_string(used_bits) +
+                " bits of " + fname + " codes)");
   const std::size_t ib = static_cast<std::size_t>(bits);
   const std::size_t full = n / 8;
   auto put = [&](std::size_t i, std::uint64_t w, std::size_t k) {
