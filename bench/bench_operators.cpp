@@ -32,6 +32,8 @@
 //                                        format fp8_e4m3, fp6_e3m2, fp4_e2m1 or int8,
 //                                        rounding nearest (HALF_UP) or even (HALF_EVEN)
 //   mx_quant_exact/<format>/<rounding>/<N>   the same, exact semantics
+//   nvfp4/<N>, nvfp4_exact/<N>           lowbit::nvfp4_quant, blocks of 16 along the last
+//                                        axis of [N/1024, 1024], per-tensor scale 0.01
 // Patterns (reference semantics, x ~ U(-8, 8), scales around 0.05):
 //   tensor   one scalar scale
 //   channel  x [64, N/64], scale [64, 1]
@@ -330,6 +332,17 @@ void bm_mx_quant(benchmark::State& st, lowbit::mx_element f, lowbit::rounding_mo
   timed_loop(st, y, [&] { q(xv, yv); });
 }
 
+template <lowbit::semantics S>
+void bm_nvfp4(benchmark::State& st, std::size_t n) {
+  const fvec& x = input(n);
+  fvec y(n);
+  const lowbit::nvfp4_quant<S> q;
+  const std::size_t cols = n < 1024 ? n : 1024;
+  const lowbit::strided_view<const float> xv(x.data(), {n / cols, cols});
+  const lowbit::strided_view<float> yv(y.data(), {n / cols, cols});
+  timed_loop(st, y, [&] { q(xv, 0.01f, yv); });
+}
+
 std::string lower(std::string_view s) {
   std::string r(s);
   for (char& c : r)
@@ -425,6 +438,10 @@ bool register_all() {
         RegisterBenchmark(("mx_quant" + tail).c_str(), bm_mx_quant<lowbit::semantics::reference>, f, m, n);
         RegisterBenchmark(("mx_quant_exact" + tail).c_str(), bm_mx_quant<lowbit::semantics::exact>, f, m, n);
       }
+  for (std::size_t n : {std::size_t(1) << 12, std::size_t(1) << 16, std::size_t(1) << 20}) {
+    RegisterBenchmark(("nvfp4/" + std::to_string(n)).c_str(), bm_nvfp4<lowbit::semantics::reference>, n);
+    RegisterBenchmark(("nvfp4_exact/" + std::to_string(n)).c_str(), bm_nvfp4<lowbit::semantics::exact>, n);
+  }
   for (std::size_t n : ns)
     RegisterBenchmark(("int_quant_scalar_path/round/tensor/" + std::to_string(n)).c_str(),
                       bm_int_quant, lowbit::rounding_mode::half_even, pattern::tensor, n, false);

@@ -671,19 +671,24 @@ void with_mx_state(const mx_quant<S>& op, const X& x, CheckOut&& check_out, F&& 
       x);
 }
 
-/// The flat index, in the block shape, of the block of row-major position
-/// i of a tensor of shape `out` blocked by `b`.
+/// The flat index, in the block shape, of the block of each row-major
+/// position of a tensor of shape `out` blocked by `b`: a table filled by
+/// nested loops (no division per element).
 struct mx_block_index {
-  std::size_t inner = 1, n = 1, nb = 1, k = 1;
-  mx_block_index(const shape& out, block_layout b) : n(out[b.axis]), k(b.k) {
+  buffer<std::size_t> idx;
+  mx_block_index(const shape& out, block_layout b) : idx(out.count()) {
+    std::size_t inner = 1, outer = 1;
     for (std::size_t d = b.axis + 1; d < out.rank(); ++d) inner *= out[d];
-    nb = n / k + (n % k != 0);
+    for (std::size_t d = 0; d < b.axis; ++d) outer *= out[d];
+    const std::size_t n = out[b.axis], nb = n / b.k + (n % b.k != 0);
+    std::size_t i = 0;
+    for (std::size_t o = 0; o < outer; ++o)
+      for (std::size_t c = 0; c < n; ++c) {
+        const std::size_t base = (o * nb + c / b.k) * inner;
+        for (std::size_t in = 0; in < inner; ++in) idx[i++] = base + in;
+      }
   }
-  std::size_t operator()(std::size_t i) const noexcept {
-    const std::size_t in = i % inner, rest = i / inner;
-    const std::size_t c = rest % n, outer = rest / n;
-    return (outer * nb + c / k) * inner + in;
-  }
+  std::size_t operator()(std::size_t i) const noexcept { return idx[i]; }
 };
 
 }  // namespace detail
