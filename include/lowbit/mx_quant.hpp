@@ -25,6 +25,7 @@
 #include "broadcast.hpp"
 #include "config.hpp"
 #include "detail/block.hpp"
+#include "detail/buffer.hpp"
 #include "detail/driver.hpp"
 #include "detail/elementwise.hpp"
 #include "detail/int_lanes.hpp"
