@@ -374,12 +374,16 @@ void bm_group_int_quant(benchmark::State& st, std::size_t g, std::size_t n, bool
   const lowbit::int_quant<> iq{.is_signed = true, .narrow = false, .rounding = lowbit::rounding_mode::half_even};
   fvec se(n), ze(n);
   const lowbit::strided_view<const float> sev(se.data(), {rows, cols}), zev(ze.data(), {rows, cols});
+  const std::size_t per_row = ng / rows;
   timed_loop(st, y, [&] {
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t gi = i / cols * (ng / rows) + i % cols / g;
-      se[i] = s[gi];
-      ze[i] = z[gi];
-    }
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t j = 0; j < per_row; ++j) {
+        const std::size_t b = r * cols + j * g, e = std::min(b + g, (r + 1) * cols);
+        std::fill(se.begin() + static_cast<std::ptrdiff_t>(b), se.begin() + static_cast<std::ptrdiff_t>(e),
+                  s[r * per_row + j]);
+        std::fill(ze.begin() + static_cast<std::ptrdiff_t>(b), ze.begin() + static_cast<std::ptrdiff_t>(e),
+                  z[r * per_row + j]);
+      }
     iq(xv, sev, zev, 4.0f, yv);
   });
 }
@@ -505,7 +509,10 @@ bool register_all() {
                       bm_int_quant, lowbit::rounding_mode::half_even, pattern::tensor, n, false);
   for (std::size_t n : ns)
     for (std::size_t g : {std::size_t(128), std::size_t(32)}) {
-      const std::string tail = "/" + std::to_string(g) + "/" + std::to_string(n);
+      std::string tail = "/";  // appended, not "/" + ...: GCC 12 warns (-Wrestrict) on that form here
+      tail += std::to_string(g);
+      tail += '/';
+      tail += std::to_string(n);
       RegisterBenchmark(("group_int_quant/round" + tail).c_str(), bm_group_int_quant, g, n, false);
       if (n <= (std::size_t(1) << 20))
         RegisterBenchmark(("group_int_quant_expanded/round" + tail).c_str(), bm_group_int_quant, g, n, true);
