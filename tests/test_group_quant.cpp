@@ -662,9 +662,9 @@ TEST_CASE("group_int_quant: attributes by name, group_size and axis as integers"
   using lowbit_test::contains_substring;
   CHECK_THROWS_WITH(lowbit::set_attribute(g, "axis", "1x"),
                     contains_substring("lowbit::group_int_quant: attribute axis = \"1x\" is invalid; expected an "
-                                       "integer from -2147483648 to 2147483647"));
+                                       "integer"));
   CHECK_THROWS_WITH(lowbit::set_attribute(g, "group_size", -1),
-                    contains_substring("attribute group_size = -1 is invalid; expected an integer from 0 to"));
+                    contains_substring("attribute group_size = -1 is invalid; expected a non-negative integer"));
   CHECK_THROWS_WITH(lowbit::set_attribute(g, "axis", 3000000000LL), contains_substring("axis = 3000000000 is invalid"));
   CHECK_THROWS_WITH(lowbit::set_attribute(g, "axis", ""), contains_substring("axis = \"\" is invalid"));
   CHECK_THROWS_WITH(lowbit::set_attribute(g, "rounding_mode", 2), contains_substring("a string naming a rounding mode"));
