@@ -34,6 +34,15 @@
 //   mx_quant_exact/<format>/<rounding>/<N>   the same, exact semantics
 //   nvfp4/<N>, nvfp4_exact/<N>           lowbit::nvfp4_quant, blocks of 16 along the last
 //                                        axis of [N/1024, 1024], per-tensor scale 0.01
+//   group_int_quant/round/<G>/<N>        group-wise IntQuant, int4 signed (AWQ's
+//                                        symmetric parameters from group_params), x a
+//                                        [N/1024, 1024] weight, groups of G = 32 or 128
+//                                        along the last axis: compare with
+//                                        int_quant/round/tensor/<N> of the same run
+//   group_int_quant_expanded/round/<G>/<N>  the same result by int_quant with scale and
+//                                        zero point expanded per element first (the
+//                                        expansion timed too), N <= 2^20
+//   group_params/<asymmetric|symmetric>/<G>/<N>  the per-group parameters of that x
 // Patterns (reference semantics, x ~ U(-8, 8), scales around 0.05):
 //   tensor   one scalar scale
 //   channel  x [64, N/64], scale [64, 1]
@@ -343,6 +352,59 @@ void bm_nvfp4(benchmark::State& st, std::size_t n) {
   timed_loop(st, y, [&] { q(xv, 0.01f, yv); });
 }
 
+// Group-wise IntQuant, int4 signed, on a [N/1024, 1024] weight in groups
+// of g along the last axis, with AWQ's symmetric parameters for x. With
+// `expanded`, int_quant does the same from scale and zero point expanded
+// to x's shape in each iteration: what the block step avoids.
+void bm_group_int_quant(benchmark::State& st, std::size_t g, std::size_t n, bool expanded) {
+  const std::size_t cols = 1024, rows = n / cols, ng = rows * ((cols + g - 1) / g);
+  const fvec& x = input(n);
+  fvec y(n), s(ng), z(ng);
+  const lowbit::strided_view<const float> xv(x.data(), {rows, cols});
+  lowbit::group_params(xv, -1, g, 4, lowbit::group_params_mode::symmetric,
+                       lowbit::strided_view<float>(s.data(), {rows, ng / rows}),
+                       lowbit::strided_view<float>(z.data(), {rows, ng / rows}));
+  const lowbit::group_int_quant<> q = lowbit::group_quantizer(lowbit::group_params_mode::symmetric, -1, g);
+  const lowbit::strided_view<const float> sv(s.data(), {rows, ng / rows}), zv(z.data(), {rows, ng / rows});
+  const lowbit::strided_view<float> yv(y.data(), {rows, cols});
+  if (!expanded) {
+    timed_loop(st, y, [&] { q(xv, sv, zv, 4.0f, yv); });
+    return;
+  }
+  const lowbit::int_quant<> iq{.is_signed = true, .narrow = false, .rounding = lowbit::rounding_mode::half_even};
+  fvec se(n), ze(n);
+  const lowbit::strided_view<const float> sev(se.data(), {rows, cols}), zev(ze.data(), {rows, cols});
+  const std::size_t per_row = ng / rows;
+  timed_loop(st, y, [&] {
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t j = 0; j < per_row; ++j) {
+        const std::size_t b = r * cols + j * g, e = std::min(b + g, (r + 1) * cols);
+        std::fill(se.begin() + static_cast<std::ptrdiff_t>(b), se.begin() + static_cast<std::ptrdiff_t>(e),
+                  s[r * per_row + j]);
+        std::fill(ze.begin() + static_cast<std::ptrdiff_t>(b), ze.begin() + static_cast<std::ptrdiff_t>(e),
+                  z[r * per_row + j]);
+      }
+    iq(xv, sev, zev, 4.0f, yv);
+  });
+}
+
+void bm_group_params(benchmark::State& st, lowbit::group_params_mode mode, std::size_t g, std::size_t n) {
+  const std::size_t cols = 1024, rows = n / cols, per_row = (cols + g - 1) / g;
+  const fvec& x = input(n);
+  fvec s(rows * per_row), z(rows * per_row);
+  const lowbit::strided_view<const float> xv(x.data(), {rows, cols});
+  for (auto _ : st) {
+    lowbit::group_params(xv, -1, g, 4, mode, lowbit::strided_view<float>(s.data(), {rows, per_row}),
+                         lowbit::strided_view<float>(z.data(), {rows, per_row}));
+    float* out = s.data();
+    benchmark::DoNotOptimize(out);
+    benchmark::ClobberMemory();
+  }
+  const auto items = static_cast<std::int64_t>(st.iterations()) * static_cast<std::int64_t>(n);
+  st.SetItemsProcessed(items);
+  st.SetBytesProcessed(items * static_cast<std::int64_t>(sizeof(float)));
+}
+
 std::string lower(std::string_view s) {
   std::string r(s);
   for (char& c : r)
@@ -445,6 +507,20 @@ bool register_all() {
   for (std::size_t n : ns)
     RegisterBenchmark(("int_quant_scalar_path/round/tensor/" + std::to_string(n)).c_str(),
                       bm_int_quant, lowbit::rounding_mode::half_even, pattern::tensor, n, false);
+  for (std::size_t n : ns)
+    for (std::size_t g : {std::size_t(128), std::size_t(32)}) {
+      std::string tail = "/";  // appended, not "/" + ...: GCC 12 warns (-Wrestrict) on that form here
+      tail += std::to_string(g);
+      tail += '/';
+      tail += std::to_string(n);
+      RegisterBenchmark(("group_int_quant/round" + tail).c_str(), bm_group_int_quant, g, n, false);
+      if (n <= (std::size_t(1) << 20))
+        RegisterBenchmark(("group_int_quant_expanded/round" + tail).c_str(), bm_group_int_quant, g, n, true);
+      RegisterBenchmark(("group_params/asymmetric" + tail).c_str(), bm_group_params,
+                        lowbit::group_params_mode::asymmetric, g, n);
+      RegisterBenchmark(("group_params/symmetric" + tail).c_str(), bm_group_params,
+                        lowbit::group_params_mode::symmetric, g, n);
+    }
   return true;
 }
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// operators: one short call of every QONNX operator lowbit implements, with
+// operators: one short call of every operator lowbit implements, with
 // the values it gives. docs/usage.md quotes the blocks between the "readme:"
 // markers, and README.md one of them; the tests docs_snippets and
 // readme_snippets check that they still match this file.
@@ -100,6 +100,23 @@ int main() {
     f(x, 1.0f, 4.0f, 3.0f, 7.0f, 448.0f, y);  // 500 floors to 480 > 448 -> inf; y = {inf, 0.28125}
     // readme: end
     expect("set_attribute", y, {INFINITY, 0.28125f});
+  }
+  {
+    // readme: group_int_quant
+    // Group-wise IntQuant: unsigned 4 bits, one scale and zero point per group of 4 along the
+    // last axis (the last group of each row ragged), derived from each group's min and max (AWQ).
+    std::vector<float> w{-2.5f, 0.5f, 5.0f, 1.25f, -0.75f, 3.0f, 0.0f, 3.75f, 1.5f, 0.6f, -1.5f, 2.25f};
+    std::vector<float> s(4), z(4), y(12);
+    const auto wv = lowbit::strided_view<const float>(w.data(), {2, 6});
+    lowbit::group_params(wv, -1, 4, 4, lowbit::group_params_mode::asymmetric, lowbit::strided_view(s.data(), {2, 2}),
+                         lowbit::strided_view(z.data(), {2, 2}));  // s = {0.5, 0.25, 0.25, 0.25}, z = {5, 3, 0, 6}
+    const auto q = lowbit::group_quantizer(lowbit::group_params_mode::asymmetric, -1, 4);
+    q(wv, lowbit::strided_view<const float>(s.data(), {2, 2}), lowbit::strided_view<const float>(z.data(), {2, 2}), 4.0f,
+      lowbit::strided_view(y.data(), {2, 6}));  // y = w but 1.25 -> 1.5, 0.6 -> 0.5
+    // readme: end
+    expect("group_int_quant scales", s, {0.5f, 0.25f, 0.25f, 0.25f});
+    expect("group_int_quant zero points", z, {5.0f, 3.0f, 0.0f, 6.0f});
+    expect("group_int_quant", y, {-2.5f, 0.5f, 5.0f, 1.5f, -0.75f, 3.0f, 0.0f, 3.75f, 1.5f, 0.5f, -1.5f, 2.25f});
   }
   return failures == 0 ? 0 : 1;
 }

@@ -34,16 +34,17 @@ static_assert(names<>::size == 0);
 template <template <semantics> class Op>
 constexpr bool both = element_operator<Op<semantics::reference>> && element_operator<Op<semantics::exact>>;
 static_assert(both<lowbit::int_quant> && both<lowbit::trunc> && both<lowbit::trunc_v1> &&
-              both<lowbit::bipolar_quant> && both<lowbit::float_quant>);
+              both<lowbit::bipolar_quant> && both<lowbit::float_quant> && both<lowbit::group_int_quant>);
 // ... and declares every hook of the driver (detail/driver.hpp).
 template <template <semantics> class Op>
 constexpr bool complete = lowbit::detail::complete_operator<Op<semantics::reference>> &&
                           lowbit::detail::complete_operator<Op<semantics::exact>>;
 static_assert(complete<lowbit::int_quant> && complete<lowbit::trunc> && complete<lowbit::trunc_v1> &&
-              complete<lowbit::bipolar_quant> && complete<lowbit::float_quant>);
+              complete<lowbit::bipolar_quant> && complete<lowbit::float_quant> && complete<lowbit::group_int_quant>);
 // Integer codes: every operator but FloatQuant, whose codes are minifloat
 // bit patterns (minifloat_quant).
 static_assert(lowbit::detail::protocol_access::has_codes<lowbit::int_quant<>> &&
+              lowbit::detail::protocol_access::has_codes<lowbit::group_int_quant<>> &&
               lowbit::detail::protocol_access::has_codes<lowbit::bipolar_quant<>> &&
               !lowbit::detail::protocol_access::has_codes<lowbit::float_quant<>>);
 

@@ -15,6 +15,7 @@
 #include "error.hpp"
 #include "error_stats.hpp"
 #include "float_quant.hpp"
+#include "group_quant.hpp"
 #include "int_quant.hpp"
 #include "minifloat.hpp"
 #include "mx_quant.hpp"

@@ -207,27 +207,27 @@ inline nd_geom split_axis(const nd_geom& g, std::size_t R, block_layout b, std::
 }
 
 /**
- * The element-wise step fed by blocks: `y = kernel(x, params..., v)` over
- * the shape `out` (x, y and the NP - 1 parameters broadcast to it), where v
- * is the value of the element's block, read from `values` (row-major in
- * block_shape(out, b)). The kernel receives v as its last parameter, and
- * the pieces carry each element's flat position in `out` as usual.
+ * The element-wise step fed by blocks, general form: `y = kernel(x,
+ * params...)` over the shape `out`, where parameter I is either broadcast
+ * to `out` (numpy rules, `per_block[I]` false) or holds one value per block
+ * (`per_block[I]` true: a tensor of exactly block_shape(out, b), any
+ * strides), which the kernel receives for every element of the block. The
+ * pieces carry each element's flat position in `out` as usual.
  *
  * Runs as at most two engine calls: the full blocks, with the axis split
- * into (blocks, k) so that v is constant along k, and the ragged last
- * blocks. `out` must have a rank below max_rank (the split adds one).
+ * into (blocks, k) so that a per-block value is constant along k, and the
+ * ragged last blocks. `out` must have a rank below max_rank (the split adds
+ * one). Nothing is allocated: the per-block tensors are read in place.
  */
 template <class T, std::size_t NP, class F>
-void elementwise_blocks(const shape& out, const nd<const T>& x, const std::array<const nd<const T>*, NP - 1>& params,
-                        const T* values, const nd<T>& y, block_layout b, const F& f, const execution& exec = {}) {
-  static_assert(NP >= 1, "the block value is the last parameter");
+void elementwise_blocks(const shape& out, const nd<const T>& x, const std::array<const nd<const T>*, NP>& params,
+                        const std::array<bool, NP>& per_block, const nd<T>& y, block_layout b, const F& f,
+                        const execution& exec = {}) {
   const std::size_t R = out.rank(), n = out[b.axis];
   if (out.count() == 0) return;
   if (R >= max_rank)
     throw error("lowbit: a block-wise operator needs a rank below " + std::to_string(max_rank) +
                 "; the output has shape " + out.to_string());
-  nd_geom vg;  // the block values, row-major in the block shape
-  set_row_major(vg, R, block_shape(out, b).begin());
   const nd_geom pos = row_major_geom(out);  // output positions (piece::index)
   const std::size_t full = n / b.k, rest = n % b.k;
   // The full blocks (from axis position 0), then the ragged ones.
@@ -249,10 +249,8 @@ void elementwise_blocks(const shape& out, const nd<const T>& x, const std::array
     std::array<const nd_geom*, NP + 3> ops{};
     std::array<const T*, NP> pp;
     for (std::size_t I = 0; I < NP; ++I) {
-      const bool last = I + 1 == NP;
-      const nd_geom& g = last ? vg : static_cast<const nd_geom&>(*params[I]);
-      pg[I] = split_axis(g, R, b, blocks, len, first, last, pofs[I]);
-      pp[I] = (last ? values : params[I]->data) + pofs[I];
+      pg[I] = split_axis(*params[I], R, b, blocks, len, first, per_block[I], pofs[I]);
+      pp[I] = params[I]->data + pofs[I];
       ops[1 + I] = &pg[I];
     }
     ops[0] = &xs;
@@ -263,6 +261,32 @@ void elementwise_blocks(const shape& out, const nd<const T>& x, const std::array
     plan.first_index = static_cast<std::size_t>(po);
     elementwise(plan, x.data + xo, pp, y.data + yo, f, exec);
   }
+}
+
+/**
+ * The element-wise step fed by blocks: `y = kernel(x, params..., v)` over
+ * the shape `out` (x, y and the NP - 1 parameters broadcast to it), where v
+ * is the value of the element's block, read from `values` (row-major in
+ * block_shape(out, b)). The kernel receives v as its last parameter (the
+ * general form above, with one per-block parameter, last).
+ */
+template <class T, std::size_t NP, class F>
+void elementwise_blocks(const shape& out, const nd<const T>& x, const std::array<const nd<const T>*, NP - 1>& params,
+                        const T* values, const nd<T>& y, block_layout b, const F& f, const execution& exec = {}) {
+  static_assert(NP >= 1, "the block value is the last parameter");
+  if (out.count() == 0) return;
+  if (out.rank() >= max_rank)
+    throw error("lowbit: a block-wise operator needs a rank below " + std::to_string(max_rank) +
+                "; the output has shape " + out.to_string());
+  nd<const T> vd;  // the block values, row-major in the block shape
+  set_row_major(vd, out.rank(), block_shape(out, b).begin());
+  vd.data = values;
+  std::array<const nd<const T>*, NP> all{};
+  std::array<bool, NP> per_block{};
+  for (std::size_t I = 0; I + 1 < NP; ++I) all[I] = params[I];
+  all[NP - 1] = &vd;
+  per_block[NP - 1] = true;
+  elementwise_blocks<T, NP>(out, x, all, per_block, y, b, f, exec);
 }
 
 LOWBIT_END_DETAIL_NAMESPACE  // namespace lowbit::detail

@@ -45,7 +45,14 @@
  *   block_fed = true`, `block_layout blocks` and `const T* block_values()
  *   const` (row-major in block_shape(out, blocks)); execute() then runs the
  *   engine's block step (detail/block.hpp), and the state's last entry of
- *   `ops` is not read.
+ *   `ops` is not read;
+ * - optionally, for a block-wise operator whose inputs hold one value per
+ *   block of x (group-wise IntQuant's scales and zero points), the state's
+ *   members `block_layout blocks` and `std::array<bool, NP> per_block`:
+ *   the call then runs on the block step (block.hpp, elementwise_blocks),
+ *   operand I read per block where per_block[I], broadcast otherwise. Such
+ *   inputs take no part in the output shape (broadcast_inputs) and the
+ *   operator checks their shapes itself (check_values).
  */
 #ifndef LOWBIT_DETAIL_DRIVER_HPP
 #define LOWBIT_DETAIL_DRIVER_HPP
@@ -249,6 +256,10 @@ void execute(const Op& op, const call_args<Op, T>& a, const shape& out, nd<T>& y
         std::array<const nd<const T>*, NP - 1> params{};
         for (std::size_t i = 0; i + 1 < NP; ++i) params[i] = st.ops[i];
         elementwise_blocks<T, NP>(out, a.x(), params, st.block_values(), y, st.blocks, sink, op.exec);
+      } else if constexpr (requires { st.blocks; st.per_block; }) {
+        // A block-wise operator whose inputs hold one value per block
+        // (group-wise IntQuant): fed by the block step, read in place.
+        elementwise_blocks<T, NP>(out, a.x(), st.ops, st.per_block, y, st.blocks, sink, op.exec);
       } else if (!run_dense_constant(out, a.x(), st.ops, y, sink, op.exec)) {
         // (The usual small call, constant operands on dense x and y, took
         // the direct route: the same piece, without the plan's set-up.)
