@@ -179,6 +179,19 @@ constexpr const char* attribute_values(std::type_identity<mx_shared_exp>) noexce
 
 namespace detail {
 
+/// The blocked axis of a block format: x has an axis, `axis` is one of its
+/// dimensions (-rank .. rank - 1), and the rank leaves room to split it.
+inline void check_block_axis(const std::string& prefix, std::size_t rank, std::ptrdiff_t axis) {
+  const auto r = static_cast<std::ptrdiff_t>(rank);
+  if (rank == 0) throw error(prefix + "x is a scalar (rank 0); expected a tensor with at least one axis to block");
+  if (axis < -r || axis >= r)
+    throw error(prefix + "axis = " + std::to_string(axis) + " is invalid for a tensor of rank " +
+                std::to_string(rank) + "; expected " + std::to_string(-r) + " to " + std::to_string(r - 1));
+  if (rank >= max_rank)
+    throw error(prefix + "x has rank " + std::to_string(rank) + "; expected a rank below " +
+                std::to_string(max_rank) + " (a block format splits its axis in two)");
+}
+
 /// microxcaling's rounding names: `nearest` (ties away from zero), `even`
 /// (ties to even), `floor` (toward zero); and lowbit's own names.
 inline bool parse_mx_rounding(std::string_view v, rounding_mode& out) {
@@ -562,17 +575,7 @@ struct mx_quant {
                   " is invalid; expected 1 to 8 (8: the E8M0 scale of OCP MX)");
   }
 
-  void check_axis(std::size_t rank) const {
-    const auto r = static_cast<std::ptrdiff_t>(rank);
-    if (rank == 0)
-      throw error(prefix() + "x is a scalar (rank 0); expected a tensor with at least one axis to block");
-    if (axis < -r || axis >= r)
-      throw error(prefix() + "axis = " + std::to_string(axis) + " is invalid for a tensor of rank " +
-                  std::to_string(rank) + "; expected " + std::to_string(-r) + " to " + std::to_string(r - 1));
-    if (rank >= max_rank)
-      throw error(prefix() + "x has rank " + std::to_string(rank) + "; expected a rank below " +
-                  std::to_string(max_rank) + " (a block format splits its axis in two)");
-  }
+  void check_axis(std::size_t rank) const { detail::check_block_axis(prefix(), rank, axis); }
 
   template <class T>
   void check_values(const args<T>& a) const {
@@ -655,6 +658,38 @@ nd<const E> mx_in_nd(const V& v) {
   nd<const E> d;
   d.data = fill_nd(v, d);
   return d;
+}
+
+/// The codes and scales of a block format's codes stage share no byte with
+/// x or each other (their shapes are checked by the caller).
+template <class C>
+void check_block_code_memory(const char* op, const nd<C>& cd, const nd<std::uint8_t>& sd, const nd<const float>& x) {
+  const mem_tensor cm = mem_of("codes", cd), sm = mem_of("scales", sd), xm = mem_of("x", x);
+  if (!mem_empty(cm)) check_disjoint(op, cm, xm);
+  if (!mem_empty(sm)) {
+    check_disjoint(op, sm, xm);
+    if (!mem_empty(cm)) check_disjoint(op, sm, cm);
+  }
+}
+
+/// A block format's dequantize arguments: scales of the block shape of the
+/// codes (blocked by `bl`), y of the codes' shape sharing no byte with
+/// either. Returns the block shape.
+template <class C>
+shape check_block_dequantize(const char* op, const nd<const C>& cd, const nd<const std::uint8_t>& sd,
+                             const nd<float>& yd, block_layout bl) {
+  const shape out = cd.get_shape();
+  const shape bs = block_shape(out, bl);
+  if (!(sd.get_shape() == bs))
+    throw error(std::string(op) + ": scales has shape " + sd.get_shape().to_string() + "; expected the block shape " +
+                bs.to_string() + " of codes of shape " + out.to_string());
+  check_output(op, yd, out, "y", "the shape of the codes");
+  const mem_tensor ym = mem_of("y", yd);
+  if (!mem_empty(ym)) {
+    check_disjoint(op, ym, mem_of("codes", cd));
+    check_disjoint(op, ym, mem_of("scales", sd));
+  }
+  return bs;
 }
 
 /// Reads x, validates the attributes and axis, builds the call's state and
@@ -760,13 +795,7 @@ void quantize_codes(const mx_quant<S>& op, const X& x, Codes&& codes, Scales&& s
         if (std::is_same_v<C, std::int8_t> && op.format != mx_element::int8)
           throw error(std::string(Op::name) + ": int8 codes hold the int8 format only; expected uint8 codes for " +
                       std::string(to_string(op.format)));
-        const detail::mem_tensor cm = detail::mem_of("codes", cd), sm = detail::mem_of("scales", sd),
-                                 xm = detail::mem_of("x", a.x());
-        if (!detail::mem_empty(cm)) detail::check_disjoint(Op::name, cm, xm);
-        if (!detail::mem_empty(sm)) {
-          detail::check_disjoint(Op::name, sm, xm);
-          if (!detail::mem_empty(cm)) detail::check_disjoint(Op::name, sm, cm);
-        }
+        detail::check_block_code_memory(Op::name, cd, sd, a.x());
         if (out.count() == 0) return;
         detail::buffer<float> q(out.count());
         detail::nd<float> qd;
@@ -811,16 +840,7 @@ void dequantize(const mx_quant<S>& op, const Codes& codes, const Scales& scales,
   const shape out = cd.get_shape();
   op.check_axis_public(out.rank());
   const detail::block_layout bl = op.layout_public(out.rank());
-  const shape bs = detail::block_shape(out, bl);
-  if (!(sd.get_shape() == bs))
-    throw error(std::string(Op::name) + ": scales has shape " + sd.get_shape().to_string() +
-                "; expected the block shape " + bs.to_string() + " of codes of shape " + out.to_string());
-  detail::check_output(Op::name, yd, out, "y", "the shape of the codes");
-  const detail::mem_tensor ym = detail::mem_of("y", yd);
-  if (!detail::mem_empty(ym)) {
-    detail::check_disjoint(Op::name, ym, detail::mem_of("codes", cd));
-    detail::check_disjoint(Op::name, ym, detail::mem_of("scales", sd));
-  }
+  const shape bs = detail::check_block_dequantize(Op::name, cd, sd, yd, bl);
   if (out.count() == 0) return;
   const mx_element_info fi = info(op.format);
   const int limit = 1 << fi.bits;

@@ -209,15 +209,7 @@ struct nvfp4_quant {
   void check(std::size_t rank, float p) const {
     if (block_size == 0)
       throw error(prefix() + "block_size = 0 is invalid; expected at least 1 (NVFP4 uses 16)");
-    const auto r = static_cast<std::ptrdiff_t>(rank);
-    if (rank == 0)
-      throw error(prefix() + "x is a scalar (rank 0); expected a tensor with at least one axis to block");
-    if (axis < -r || axis >= r)
-      throw error(prefix() + "axis = " + std::to_string(axis) + " is invalid for a tensor of rank " +
-                  std::to_string(rank) + "; expected " + std::to_string(-r) + " to " + std::to_string(r - 1));
-    if (rank >= max_rank)
-      throw error(prefix() + "x has rank " + std::to_string(rank) + "; expected a rank below " +
-                  std::to_string(max_rank));
+    detail::check_block_axis(prefix(), rank, axis);
     if (!(p > 0.0f && p <= std::numeric_limits<float>::max()))
       throw error(prefix() + "tensor_scale = " + detail::format_value(p) +
                   " is invalid; expected a finite number > 0 (1 for single-level scaling)");
@@ -345,13 +337,7 @@ void quantize_codes(const nvfp4_quant<S>& op, const X& x, float tensor_scale, Co
   op.check(out.rank(), tensor_scale);
   detail::check_output(Op::name, cd, out, "codes");
   detail::check_output(Op::name, sd, detail::block_shape(out, op.layout(out.rank())), "scales", "the block shape");
-  const detail::mem_tensor cm = detail::mem_of("codes", cd), sm = detail::mem_of("scales", sd),
-                           xm = detail::mem_of("x", xs.d);
-  if (!detail::mem_empty(cm)) detail::check_disjoint(Op::name, cm, xm);
-  if (!detail::mem_empty(sm)) {
-    detail::check_disjoint(Op::name, sm, xm);
-    if (!detail::mem_empty(cm)) detail::check_disjoint(Op::name, sm, cm);
-  }
+  detail::check_block_code_memory(Op::name, cd, sd, xs.d);
   if (out.count() == 0) return;
   op.template run<detail::stage::code>(xs.d, tensor_scale, out, [&](const typename Op::block_data& bd) {
     detail::buffer<float> q(out.count());
@@ -385,16 +371,7 @@ void dequantize(const nvfp4_quant<S>& op, const Codes& codes, const Scales& scal
   const shape out = cd.get_shape();
   op.check(out.rank(), tensor_scale);
   const detail::block_layout bl = op.layout(out.rank());
-  const shape bs = detail::block_shape(out, bl);
-  if (!(sd.get_shape() == bs))
-    throw error(std::string(Op::name) + ": scales has shape " + sd.get_shape().to_string() +
-                "; expected the block shape " + bs.to_string() + " of codes of shape " + out.to_string());
-  detail::check_output(Op::name, yd, out, "y", "the shape of the codes");
-  const detail::mem_tensor ym = detail::mem_of("y", yd);
-  if (!detail::mem_empty(ym)) {
-    detail::check_disjoint(Op::name, ym, detail::mem_of("codes", cd));
-    detail::check_disjoint(Op::name, ym, detail::mem_of("scales", sd));
-  }
+  const shape bs = detail::check_block_dequantize(Op::name, cd, sd, yd, bl);
   if (out.count() == 0) return;
   detail::for_each_element(cd, [&](std::size_t i, std::ptrdiff_t off) {
     if (cd.data[off] > 15)
