@@ -748,3 +748,45 @@ TEST_CASE("mx_quant: attributes by name, and errors before anything is written",
     o(std::span<const float>(e), std::span<float>(e));
   }
 }
+
+TEST_CASE("mx_quant: packed codes (FP4 two to a byte, FP6 four in three bytes, FP8 one)", "[mx_quant][codes]") {
+  using lowbit_test::contains_substring;
+  const std::vector<float> x = edge_values(3 * 40, 77, true);
+  const lowbit::shape sh{3, 40};
+  const auto xv = lowbit::strided_view<const float>(x.data(), sh);
+  for (mx_element f : lowbit::all_mx_elements) {
+    INFO(lowbit::to_string(f));
+    mx_quant<> op;
+    op.format = f;
+    op.block_size = 16;
+    std::vector<float> y(x.size()), back(x.size(), 9.0f);
+    op(xv, lowbit::strided_view<float>(y.data(), sh));
+    std::vector<std::uint8_t> codes(x.size()), scales(3 * 3), scales2(3 * 3);
+    lowbit::quantize_codes(op, xv, lowbit::strided_view<std::uint8_t>(codes.data(), sh),
+                           lowbit::strided_view<std::uint8_t>(scales.data(), {3, 3}));
+    const std::size_t bytes = lowbit::mx_packed_size(f, x.size());
+    CHECK(bytes == x.size() * static_cast<std::size_t>(lowbit::info(f).bits) / 8);
+    std::vector<std::uint8_t> packed(bytes);
+    lowbit::quantize_packed(op, xv, packed, lowbit::strided_view<std::uint8_t>(scales2.data(), {3, 3}));
+    CHECK(scales2 == scales);
+    // The packed bytes are lowbit::pack of the codes (or the codes themselves for 8 bits).
+    if (lowbit::info(f).bits < 8) {
+      std::vector<std::uint8_t> want(bytes);
+      lowbit::pack(lowbit::packed_format{lowbit::info(f).bits, false, "x"}, codes, want);
+      CHECK(packed == want);
+    } else {
+      CHECK(packed == codes);
+    }
+    lowbit::dequantize_packed(op, packed, lowbit::strided_view<const std::uint8_t>(scales.data(), {3, 3}),
+                              lowbit::strided_view<float>(back.data(), sh));
+    for (std::size_t i = 0; i < x.size(); ++i)
+      CHECK((bits(back[i]) == bits(y[i]) || (std::isnan(back[i]) && std::isnan(y[i])) ||
+             (f == mx_element::int8 && y[i] == 0.0f && bits(back[i]) == 0u)));
+    // A packed range of the wrong size: nothing written.
+    std::vector<std::uint8_t> small(bytes - 1, 0xaa), sc(9, 0xaa);
+    CHECK_THROWS_WITH(lowbit::quantize_packed(op, xv, small, lowbit::strided_view<std::uint8_t>(sc.data(), {3, 3})),
+                      contains_substring("packed has " + std::to_string(bytes - 1) + " bytes; expected " +
+                                         std::to_string(bytes)));
+    CHECK(sc == std::vector<std::uint8_t>(9, 0xaa));
+  }
+}

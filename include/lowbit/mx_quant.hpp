@@ -33,6 +33,7 @@
 #include "detail/simd.hpp"
 #include "detail/stage.hpp"
 #include "error.hpp"
+#include "packing.hpp"
 #include "parallel.hpp"
 #include "rounding.hpp"
 #include "view.hpp"
@@ -860,6 +861,94 @@ void dequantize(const mx_quant<S>& op, const Codes& codes, const Scales& scales,
   });
   const detail::mx_block_index blk(out, bl);
   detail::for_each_element(yd, [&](std::size_t i, std::ptrdiff_t off) { yd.data[off] = v[i] * sv[blk(i)]; });
+}
+
+
+/**
+ * The element codes of quantize_codes packed in the ONNX/OCP convention
+ * (lowbit::pack): FP4 two to a byte (packings::fp4_e2m1), FP6 four in three
+ * bytes (packings::fp6_e2m3 / fp6_e3m2), FP8 and int8 one per byte, in the
+ * row-major order of x's elements. `packed` is a contiguous range of
+ * exactly mx_packed_size(op.format, count) bytes; `scales` as for
+ * quantize_codes.
+ * @throws lowbit::error as quantize_codes does, for packed of another size
+ *         or sharing memory with x or the scales. Nothing is written then.
+ */
+inline std::size_t mx_packed_size(mx_element f, std::size_t count) {
+  const int bits = info(f).bits;
+  return bits == 8 ? count : packed_size(packed_format{bits, false, "mx"}, count);
+}
+
+template <semantics S, tensor_arg X, class Packed, class Scales>
+  requires std::ranges::contiguous_range<Packed&> && std::ranges::sized_range<Packed&>
+void quantize_packed(const mx_quant<S>& op, const X& x, Packed&& packed, Scales&& scales) {
+  using Op = mx_quant<S>;
+  static_assert(std::is_same_v<std::ranges::range_reference_t<Packed&>, std::uint8_t&>,
+                "lowbit::quantize_packed: packed must be a mutable contiguous range of std::uint8_t");
+  const detail::tensor_in<float> xs(x);
+  const shape out = xs.get_shape();
+  const std::size_t n = out.count(), want = mx_packed_size(op.format, n);
+  std::uint8_t* const pb = std::ranges::data(packed);
+  if (std::ranges::size(packed) != want)
+    throw error(std::string(Op::name) + ": packed has " + std::to_string(std::ranges::size(packed)) +
+                " bytes; expected " + std::to_string(want) + " for " + std::to_string(n) + " " +
+                std::string(to_string(op.format)) + " codes");
+  detail::nd<std::uint8_t> pd;
+  const std::size_t flat[1] = {want};
+  detail::set_row_major(pd, 1, flat);
+  pd.data = pb;
+  const detail::mem_tensor pm = detail::mem_of("packed", pd);
+  if (!detail::mem_empty(pm)) detail::check_disjoint(Op::name, pm, detail::mem_of("x", xs.d));
+  detail::nd<std::uint8_t> sd = detail::mx_out_nd<std::uint8_t>(std::forward<Scales>(scales));
+  if (!detail::mem_empty(pm)) detail::check_disjoint(Op::name, pm, detail::mem_of("scales", sd));
+  detail::buffer<std::uint8_t> codes(n);
+  quantize_codes(op, x, strided_view<std::uint8_t>(codes.data(), out), strided_view<std::uint8_t>(sd.data, sd.get_shape(), std::span<const std::ptrdiff_t>(sd.str.data(), sd.rank)));
+  const int bits = info(op.format).bits;
+  if (bits == 8) {
+    for (std::size_t i = 0; i < n; ++i) pb[i] = codes[i];
+  } else {
+    pack(packed_format{bits, false, bits == 4 ? "fp4_e2m1" : "fp6"}, std::span<const std::uint8_t>(codes.data(), n),
+         std::span<std::uint8_t>(pb, want));
+  }
+}
+
+/**
+ * quantize_packed's bytes back: `y = value(code) * 2^se`, y of any shape
+ * whose element count the bytes hold (row-major order), scales its block
+ * shape.
+ * @throws lowbit::error as dequantize does, for packed of another size or
+ *         nonzero padding bits. Nothing is written then.
+ */
+template <semantics S, class Packed, class Scales, tensor_arg Y>
+  requires std::ranges::contiguous_range<const Packed&> && std::ranges::sized_range<const Packed&>
+void dequantize_packed(const mx_quant<S>& op, const Packed& packed, const Scales& scales, Y&& y) {
+  using Op = mx_quant<S>;
+  detail::nd<float> yd = detail::output_nd<float>(std::forward<Y>(y));
+  const shape out = yd.get_shape();
+  const std::size_t n = out.count(), want = mx_packed_size(op.format, n);
+  const std::uint8_t* const pb = std::ranges::data(packed);
+  if (std::ranges::size(packed) != want)
+    throw error(std::string(Op::name) + ": packed has " + std::to_string(std::ranges::size(packed)) +
+                " bytes; expected " + std::to_string(want) + " for " + std::to_string(n) + " " +
+                std::string(to_string(op.format)) + " codes");
+  detail::buffer<std::uint8_t> codes(n);
+  const int bits = info(op.format).bits;
+  if (bits == 8) {
+    for (std::size_t i = 0; i < n; ++i) codes[i] = pb[i];
+  } else {
+    unpack(packed_format{bits, false, bits == 4 ? "fp4_e2m1" : "fp6"}, std::span<const std::uint8_t>(pb, want),
+           std::span<std::uint8_t>(codes.data(), n));
+  }
+  // (y may not share memory with packed: checked against the codes' copy by
+  // dequantize, and here against the bytes themselves.)
+  detail::nd<const std::uint8_t> pd;
+  const std::size_t flat[1] = {want};
+  detail::set_row_major(pd, 1, flat);
+  pd.data = pb;
+  const detail::mem_tensor ym = detail::mem_of("y", yd);
+  if (!detail::mem_empty(ym) && want != 0) detail::check_disjoint(Op::name, ym, detail::mem_of("packed", pd));
+  dequantize(op, strided_view<const std::uint8_t>(codes.data(), out), scales,
+             strided_view<float>(yd.data, out, std::span<const std::ptrdiff_t>(yd.str.data(), yd.rank)));
 }
 
 LOWBIT_END_NAMESPACE  // namespace lowbit
