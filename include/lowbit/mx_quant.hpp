@@ -354,6 +354,10 @@ struct mx_kernel {
       q = detail::select(flushed, V(0.0f), q);
     else
       q = detail::select(flushed, detail::sign_bit(X), q);
+    // Every NaN (a NaN block's) is the one quiet NaN 7fc00000, the block
+    // value's own: which operand's payload an operation passes on differs
+    // between ISAs and compilers, the bits must not.
+    q = detail::select(detail::is_nan(q), V(std::numeric_limits<float>::quiet_NaN()), q);
     if constexpr (St == stage::code) return q;
     return q * sc;
   }

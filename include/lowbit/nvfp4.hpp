@@ -109,7 +109,10 @@ struct nvfp4_ref_kernel {
     // The step of m's binade (0.5 below 2, 1 below 4, 2 above): m / step
     // and the product are exact, rint rounds ties to even.
     const V step = detail::select(m < V(2.0f), V(0.5f), detail::select(m < V(4.0f), V(1.0f), V(2.0f)));
-    const V q = detail::copysign(V(detail::rint(V(m / step)) * step), a);
+    V q = detail::copysign(V(detail::rint(V(m / step)) * step), a);
+    // One NaN, 7fc00000 (as total's): the payload an operation passes on
+    // differs between ISAs and compilers, the bits must not.
+    q = detail::select(detail::is_nan(q), V(std::numeric_limits<float>::quiet_NaN()), q);
     if constexpr (St == stage::code) return q;
     return q * total;
   }

@@ -116,7 +116,29 @@ void run_all(const char* sem) {
         record(tag + "/float_quant/" + fname + "/tensor", [&](auto y) { mq(xv, 0.75f, y); });
         record(tag + "/float_quant/" + fname + "/channel", [&](auto y) { mq(xv, sv, y); });
       }
+      // MX block quantization: blocks of 32 along the last axis (a ragged
+      // last block: 317 = 9 * 32 + 29), and of 4 along the first.
+      for (lowbit::mx_element f : lowbit::all_mx_elements) {
+        lowbit::mx_quant<S> mx;
+        mx.format = f;
+        mx.rounding = m;
+        const lowbit::detail::simd_scope simd_mx(simd);
+        const std::string n = tag + "/mx_quant/" + std::string(lowbit::to_string(f));
+        record(n + "/last", [&](auto y) { mx(xv, y); });
+        mx.axis = 0;
+        mx.block_size = 4;
+        mx.scale_rule = lowbit::mx_scale_rule::round_up;
+        record(n + "/first", [&](auto y) { mx(xv, y); });
+      }
     }
+  }
+  for (bool simd : {true, false}) {
+    // NVFP4, single- and two-level.
+    lowbit::nvfp4_quant<S> nv;
+    const lowbit::detail::simd_scope simd_nv(simd);
+    const std::string tag = std::string(sem) + (simd ? "/simd" : "/scalar") + "/nvfp4";
+    record(tag + "/1", [&](auto y) { nv(xv, y); });
+    record(tag + "/p", [&](auto y) { nv(xv, 0.013f, y); });
   }
   for (bool simd : {true, false}) {
     lowbit::bipolar_quant<S> b;
