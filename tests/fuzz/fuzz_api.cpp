@@ -1053,11 +1053,12 @@ template <class C>
 void fuzz_packing(FuzzedDataProvider& in) {
   static constexpr lowbit::packed_format fmts[] = {lowbit::packings::int4, lowbit::packings::uint4,
                                                    lowbit::packings::int2, lowbit::packings::uint2,
-                                                   lowbit::packings::uint1};
+                                                   lowbit::packings::uint1, lowbit::packings::fp6_e2m3};
   lowbit::packed_format f = fmts[in.ConsumeIntegralInRange<std::size_t>(0, std::size(fmts) - 1)];
   if (in.ConsumeIntegralInRange<int>(0, 15) == 0) f.bits = in.ConsumeIntegralInRange<int>(-1, 9);
   // The packing's range, computed here (f.min() and f.max() are for valid packings).
-  const bool valid = (f.bits == 1 || f.bits == 2 || f.bits == 4) && !(f.bits == 1 && f.is_signed);
+  const bool valid = (f.bits == 1 || f.bits == 2 || f.bits == 4 || f.bits == 6) &&
+                     !((f.bits == 1 || f.bits == 6) && f.is_signed);
   const long long lo = valid && f.is_signed ? -(1ll << (f.bits - 1)) : 0;
   const long long hi = !valid ? 0 : f.is_signed ? (1ll << (f.bits - 1)) - 1 : (1ll << f.bits) - 1;
   const std::size_t n = in.ConsumeIntegralInRange<std::size_t>(0, 70);
