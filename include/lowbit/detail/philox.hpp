@@ -107,7 +107,8 @@ LOWBIT_ALWAYS_INLINE void mulhilo32_portable(std::uint32_t m, std::uint32_t x, s
 }
 
 /// True when mulhilo32() has a faster path than the portable one for the
-/// uint32 batches of A (x86: pmuludq on the even and the odd lanes).
+/// uint32 batches of A (x86: pmuludq on the even and the odd lanes; NEON:
+/// vmull_u32 on each half).
 template <class A>
 inline constexpr bool has_fast_mulhilo32 =
 #if XSIMD_WITH_AVX512F
@@ -118,6 +119,9 @@ inline constexpr bool has_fast_mulhilo32 =
 #endif
 #if XSIMD_WITH_SSE2
     (std::is_base_of_v<xsimd::sse2, A> && xsimd::batch<std::uint32_t, A>::size == 4) ||
+#endif
+#if XSIMD_WITH_NEON
+    (std::is_base_of_v<xsimd::neon, A> && xsimd::batch<std::uint32_t, A>::size == 4) ||
 #endif
     false;
 
@@ -134,7 +138,7 @@ LOWBIT_ALWAYS_INLINE void mulhilo32(std::uint32_t m, const xsimd::batch<std::uin
   using U = xsimd::batch<std::uint32_t, A>;
   // The even lanes' 64-bit products, and the odd lanes' (moved down by 32
   // bits first); the high words are then put back in place in hi, the low
-  // words in lo. The lane counts are tested as well as the arch: in xsimd
+  // words in lo (x86). The lane counts are tested as well as the arch: in xsimd
   // 14 avx derives from sse2 but its batches are 256 bits wide.
 #if XSIMD_WITH_AVX512F
   if constexpr (std::is_base_of_v<xsimd::avx512f, A> && U::size == 16) {
@@ -172,8 +176,21 @@ LOWBIT_ALWAYS_INLINE void mulhilo32(std::uint32_t m, const xsimd::batch<std::uin
     return;
   } else
 #endif
+#if XSIMD_WITH_NEON
+  if constexpr (std::is_base_of_v<xsimd::neon, A> && U::size == 4) {
+    // vmull_u32 on each half; the products' low words are the even 32-bit
+    // elements of the pair, the high words the odd ones (little-endian).
+    const uint32x4_t v = x;
+    const uint32x2_t mv = vdup_n_u32(m);
+    const uint32x4x2_t z = vuzpq_u32(vreinterpretq_u32_u64(vmull_u32(vget_low_u32(v), mv)),
+                                     vreinterpretq_u32_u64(vmull_u32(vget_high_u32(v), mv)));
+    lo = U(z.val[0]);
+    hi = U(z.val[1]);
+    return;
+  } else
+#endif
   {
-    mulhilo32_portable(m, x, hi, lo);
+    mulhilo32_portable<U>(m, x, hi, lo);
   }
 }
 
