@@ -385,3 +385,33 @@ TEST_CASE("stochastic draws look uniform (a coarse sanity check)", "[philox]") {
     }
   }
 }
+
+TEST_CASE("stochastic_thresholds_group equals stochastic_threshold on every batch of the group", "[philox]") {
+  const u64 seeds[] = {0, 0x243F6A8885A308D3ull, top};
+  std::size_t compared = 0;
+  const u64 groups[] = {0, 1, 2, 3, 0xFFFFFFFFull, u64(1) << 32, (u64(1) << 32) + 1, top >> 6, top >> 7, top >> 8,
+                        (top >> 8) - 1};
+  for_each_arch([&]<class A>() {
+    using F = xsimd::batch<float, A>;
+    INFO("arch " << A::name());
+    for (u64 seed : seeds)
+      for (int r = 1; r <= 23; ++r)
+        for (u64 g : groups) {
+          const std::size_t G = ld::stochastic_group_size(r);
+          if (g > top / G) continue;  // the group would pass 2^64
+          std::vector<F> out(G / F::size);
+          ld::stochastic_thresholds_group(seed, r, g, out.data());
+          compared += G;
+          for (std::size_t b = 0; b < out.size(); ++b) {
+            const auto got = lanes(out[b]);
+            const auto want = lanes(ld::stochastic_threshold<F>(seed, r, g * G + b * F::size, 1));
+            for (std::size_t j = 0; j < F::size; ++j)
+              if (bits(got[j]) != bits(want[j])) {
+                INFO("seed " << seed << " r " << r << " g " << g << " batch " << b << " lane " << j);
+                CHECK(bits(got[j]) == bits(want[j]));
+              }
+          }
+        }
+  });
+  CHECK(compared > 0);
+}

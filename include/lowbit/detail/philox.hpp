@@ -55,7 +55,9 @@
  * stochastic_draw() (the mapping, scalar: the definition);
  * stochastic_draw_lanes() (the same for uint32 lanes of 64-bit indices);
  * stochastic_threshold<V>() (what the kernels call: the thresholds of the
- * elements first, first + step, ... in the lanes of V).
+ * elements first, first + step, ... in the lanes of V);
+ * stochastic_thresholds_group() (the thresholds of a whole group, one
+ * Philox per 16 counters: the fast path for a kernel walking whole groups).
  */
 #ifndef LOWBIT_DETAIL_PHILOX_HPP
 #define LOWBIT_DETAIL_PHILOX_HPP
@@ -248,6 +250,8 @@ inline std::array<std::uint32_t, 4> philox4x32_10(std::array<std::uint32_t, 4> c
 constexpr int stochastic_field_bits(int r) noexcept { return r <= 8 ? 8 : r <= 16 ? 16 : 32; }
 /// log2(G), G the group size of the mapping (elements per 16 counters).
 constexpr int stochastic_group_log2(int r) noexcept { return r <= 8 ? 8 : r <= 16 ? 7 : 6; }
+/// G, the number of elements of a group of the mapping, for r bits.
+constexpr std::size_t stochastic_group_size(int r) noexcept { return std::size_t(1) << stochastic_group_log2(r); }
 
 /// The draw of element i: an integer in [0, 2^r), 1 <= r <= 32. This is the
 /// definition of the mapping (file comment), written plainly.
@@ -358,6 +362,40 @@ LOWBIT_ALWAYS_INLINE V stochastic_threshold(std::uint64_t seed, int r, std::uint
       t[j] = stochastic_threshold_scalar<T>(
           seed, r, first + static_cast<std::uint64_t>(static_cast<std::int64_t>(j) * step));
     return V::load_aligned(t);
+  }
+}
+
+/// The thresholds of the G = stochastic_group_size(r) elements of group g
+/// (flat indices g G .. g G + G - 1), in element order: out[b] holds the
+/// elements b n .. b n + n - 1, n = V::size lanes, for b < G / n. Equal to
+/// stochastic_threshold<V>(seed, r, g G + b n, 1), but 16 / n Philox calls
+/// of n lanes each for the whole group (one Philox per 16 counters, the
+/// layout the mapping was chosen for), instead of one per element: the
+/// path for a kernel that walks a whole group. float lanes, 1 <= r <= 23.
+template <class A>
+LOWBIT_ALWAYS_INLINE void stochastic_thresholds_group(std::uint64_t seed, int r, std::uint64_t g,
+                                                      xsimd::batch<float, A>* out) noexcept {
+  using V = xsimd::batch<float, A>;
+  using U = xsimd::batch<std::uint32_t, A>;
+  constexpr std::size_t n = U::size;
+  static_assert(16 % n == 0, "the lane count must divide 16");
+  constexpr std::size_t columns = 16 / n;
+  alignas(64) static constexpr std::uint32_t iota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  const int w = stochastic_field_bits(r);
+  const int draws = 4 * (32 / w);  // D
+  const U mask(r >= 32 ? 0xFFFFFFFFu : (std::uint32_t(1) << r) - 1u);
+  const V unit(stochastic_unit<float>(r));
+  const std::uint32_t k0 = static_cast<std::uint32_t>(seed), k1 = static_cast<std::uint32_t>(seed >> 32);
+  for (std::size_t col = 0; col < columns; ++col) {
+    U words[4] = {U(static_cast<std::uint32_t>(col * n)) + U::load_aligned(iota),
+                  U(static_cast<std::uint32_t>(g)), U(static_cast<std::uint32_t>(g >> 32)), U(0u)};
+    philox4x32_10(words[0], words[1], words[2], words[3], k0, k1);
+    // Element 16 u + col n + j takes word u mod 4, field u / 4.
+    for (int u = 0; u < draws; ++u) {
+      const U d1 = ((words[u & 3] >> (w * (u >> 2) + w - r)) & mask) + U(1u);
+      out[static_cast<std::size_t>(u) * columns + col] =
+          xsimd::batch_cast<float>(bit_cast_batch<std::int32_t>(d1)) * unit;
+    }
   }
 }
 
