@@ -11,6 +11,12 @@
 //                                        lowbit's bits, nothing but the arithmetic
 //   baseline/hand_fp8_e4m3/<N>           minifloat_quant FP8 E4M3FN ROUND, exact, per
 //                                        tensor, hand-written the same way
+//   baseline/philox/<N>                  N random uint32 words from the batch Philox4x32-10
+//                                        (detail/philox.hpp), written to memory; items are words
+//   baseline/philox_threshold/<N>        N float stochastic-rounding thresholds, r = 8, by
+//                                        detail::stochastic_threshold (one Philox per element)
+//   baseline/philox_group/<N>            the same by detail::stochastic_thresholds_group (one
+//                                        Philox per 16 counters, 256 elements per group)
 //   <op>/<mode>/<pattern>/<N>            op in int_quant, trunc, bipolar_quant,
 //                                        float_quant_e4m3 (OCP E4M3FN), float_quant_e5m2,
 //                                        float_quant_e2m1 (reference semantics), and
@@ -58,6 +64,7 @@
 #include <benchmark/benchmark.h>
 
 #include <lowbit/lowbit.hpp>
+#include <lowbit/detail/philox.hpp>
 
 #include "hand_kernels.hpp"
 
@@ -234,6 +241,57 @@ void bm_hand_fp8_e4m3(benchmark::State& st, std::size_t n) {
   float s = base_scale;
   benchmark::DoNotOptimize(s);
   timed_loop(st, y, [&] { lowbit_bench::hand_fp8_e4m3(x.data(), y.data(), n, s); });
+}
+
+// The generator alone: Philox4x32-10 on counters (i, 0, 0, 0), one batch of
+// counters per call, its four words stored.
+LOWBIT_BENCH_NOINLINE void philox_words(std::uint32_t* __restrict y, std::size_t n, std::uint64_t seed) {
+  using U = xsimd::batch<std::uint32_t>;
+  constexpr std::size_t w = U::size;
+  alignas(64) std::uint32_t iota[w];
+  for (std::size_t j = 0; j < w; ++j) iota[j] = static_cast<std::uint32_t>(j);
+  const U step = U::load_aligned(iota);
+  const auto k0 = static_cast<std::uint32_t>(seed), k1 = static_cast<std::uint32_t>(seed >> 32);
+  for (std::size_t i = 0; i + 4 * w <= n; i += 4 * w) {
+    U c0 = U(static_cast<std::uint32_t>(i / 4)) + step, c1(0u), c2(0u), c3(0u);
+    lowbit::detail::philox4x32_10(c0, c1, c2, c3, k0, k1);
+    c0.store_unaligned(y + i);
+    c1.store_unaligned(y + i + w);
+    c2.store_unaligned(y + i + 2 * w);
+    c3.store_unaligned(y + i + 3 * w);
+  }
+}
+
+LOWBIT_BENCH_NOINLINE void philox_thresholds(float* __restrict y, std::size_t n, std::uint64_t seed) {
+  using F = xsimd::batch<float>;
+  for (std::size_t i = 0; i + F::size <= n; i += F::size)
+    lowbit::detail::stochastic_threshold<F>(seed, 8, i, 1).store_aligned(y + i);
+}
+
+LOWBIT_BENCH_NOINLINE void philox_group_thresholds(float* __restrict y, std::size_t n, std::uint64_t seed) {
+  using F = xsimd::batch<float>;
+  constexpr std::size_t group = 256;  // r = 8
+  alignas(64) F t[group / F::size];
+  for (std::size_t g = 0; (g + 1) * group <= n; ++g) {
+    lowbit::detail::stochastic_thresholds_group(seed, 8, g, t);
+    for (std::size_t b = 0; b < group / F::size; ++b) t[b].store_aligned(y + g * group + b * F::size);
+  }
+}
+
+template <class T, void (*f)(T*, std::size_t, std::uint64_t)>
+void bm_philox(benchmark::State& st, std::size_t n) {
+  std::vector<T, aligned_allocator<T>> y(n);
+  std::uint64_t seed = 0x243F6A8885A308D3ull;
+  benchmark::DoNotOptimize(seed);
+  for (auto _ : st) {
+    f(y.data(), n, seed);
+    T* out = y.data();
+    benchmark::DoNotOptimize(out);
+    benchmark::ClobberMemory();
+  }
+  const auto items = static_cast<std::int64_t>(st.iterations()) * static_cast<std::int64_t>(n);
+  st.SetItemsProcessed(items);
+  st.SetBytesProcessed(items * static_cast<std::int64_t>(sizeof(T)));
 }
 
 // ---- operators ---------------------------------------------------------------
@@ -429,6 +487,9 @@ bool register_all() {
     RegisterBenchmark(("baseline/scalar_int_quant/" + ni).c_str(), bm_scalar_int_quant, n);
     RegisterBenchmark(("baseline/hand_int_quant/" + ni).c_str(), bm_hand_int_quant, n);
     RegisterBenchmark(("baseline/hand_fp8_e4m3/" + ni).c_str(), bm_hand_fp8_e4m3, n);
+    RegisterBenchmark(("baseline/philox/" + ni).c_str(), bm_philox<std::uint32_t, philox_words>, n);
+    RegisterBenchmark(("baseline/philox_threshold/" + ni).c_str(), bm_philox<float, philox_thresholds>, n);
+    RegisterBenchmark(("baseline/philox_group/" + ni).c_str(), bm_philox<float, philox_group_thresholds>, n);
   }
   const std::pair<const char*, lowbit::minifloat_format> floats[] = {
       {"float_quant_e4m3", lowbit::formats::fp8_e4m3fn},
