@@ -61,6 +61,14 @@ float fq1(float x, const fmt& f, rounding_mode m, int ov = 0, float scale = 1.0f
   return y;
 }
 
+/// QONNX's seven modes and lowbit's deterministic extensions (ROUND_TO_ODD,
+/// DPU), which the oracles below define too.
+const std::vector<rounding_mode> deterministic_modes = [] {
+  std::vector<rounding_mode> v(lowbit::all_rounding_modes.begin(), lowbit::all_rounding_modes.end());
+  v.insert(v.end(), lowbit::extension_rounding_modes.begin(), lowbit::extension_rounding_modes.end());
+  return v;
+}();
+
 // ---- independent oracles (double arithmetic, std library) --------------------------
 
 /// R in the exact semantics, on a double that is exactly representable.
@@ -76,6 +84,15 @@ double round_exact(double y, rounding_mode m) {
       const double t = std::trunc(y);
       return std::fabs(y - t) > 0.5 ? t + std::copysign(1.0, y) : t;
     }
+    case rounding_mode::odd: {
+      const double f = std::floor(y);
+      return f == y ? y : std::fmod(f, 2.0) == 0.0 ? f + 1 : f;
+    }
+    case rounding_mode::dpu: {
+      const double f = std::floor(y);
+      return y < 0 && y - f == 0.5 ? std::ceil(y) : std::nearbyint(y);
+    }
+    case rounding_mode::stochastic: break;  // needs a draw: tests/test_stochastic.cpp
   }
   return 0;
 }
@@ -125,6 +142,9 @@ float round_numpy(float y, rounding_mode m) {
       const float h = std::fabs(y) - 0.5f;
       return sgn(y) * std::ceil(h);
     }
+    case rounding_mode::odd:  // lowbit's extensions: one definition in both semantics
+    case rounding_mode::dpu: return static_cast<float>(round_exact(y, m));
+    case rounding_mode::stochastic: break;  // needs a draw: tests/test_stochastic.cpp
   }
   return 0;
 }
@@ -296,7 +316,7 @@ TEST_CASE("both semantics equal independent step-by-step oracles", "[float_quant
   const std::vector<float> x = interesting_values(4000, 5);
   std::vector<float> y(x.size());
   for (const fmt& f : test_formats)
-    for (rounding_mode m : lowbit::all_rounding_modes)
+    for (rounding_mode m : deterministic_modes)
       for (int ov : {0, 1, 2})
         for (float scale : {1.0f, 0.37f, 3.0f}) {
           INFO("E" << f.E << "M" << f.m << " bias " << f.bias << " max " << f.max_val << " "
@@ -317,7 +337,7 @@ TEST_CASE("reference semantics on degenerate scales and formats equal the oracle
   const fmt odd[] = {e4m3, fmt{4, 3, 150, 448}, fmt{4, 3, 140, inf}, fmt{2, 3, -3, 1000}, fmt{8, 23, 127, inf},
                      fmt{3, 30, 3, inf}, fmt{4, 3, 7, 0.5f}};
   for (const fmt& f : odd)
-    for (rounding_mode m : lowbit::all_rounding_modes)
+    for (rounding_mode m : deterministic_modes)
       for (int ov : {0, 1, 2})
         for (float scale : {0.0f, -0.0f, -0.5f, inf, -inf, nan_f, 1e-40f, 1e30f, 1.0f}) {
           INFO("E" << f.E << "M" << f.m << " bias " << f.bias << " max " << f.max_val << " "
@@ -338,7 +358,7 @@ TEST_CASE("exhaustive over all float32 near powers of two and in E4M3 range", "[
     }
   std::vector<float> y(x.size()), want(x.size());
   for (const fmt& f : {e4m3, e8m23, e8m0, e5m2})
-    for (rounding_mode m : lowbit::all_rounding_modes) {
+    for (rounding_mode m : deterministic_modes) {
       INFO("E" << f.E << "M" << f.m << " " << lowbit::to_string(m));
       for (std::size_t i = 0; i < x.size(); ++i) want[i] = oracle_reference(x[i], 1.0f, f, m, 0);
       make(m)(x, 1.0f, f.E, f.m, f.bias, f.max_val, y);
@@ -356,7 +376,7 @@ void simd_equals_scalar() {
   constexpr std::size_t L = lowbit::detail::batch<float>::size;
   const std::vector<float> src = interesting_values(4 * L + 64, 17);
   const float sentinel = 777.0f;
-  for (rounding_mode m : lowbit::all_rounding_modes)
+  for (rounding_mode m : deterministic_modes)
     for (int ov : {0, 1, 2})
       for (std::size_t n = 0; n <= 2 * L + 1; ++n)
         for (std::size_t mis = 0; mis < 4; ++mis) {
@@ -432,7 +452,7 @@ TEST_CASE("exact: the fast kernel equals the general kernel and the oracle at th
     REQUIRE(d::exact_fast_range(f.m, f.emin, f.max, m_int, ebmin, bound));
     for (float scale : {1.0f, 0.37f})
       for (d::fq_overflow ov : {d::fq_overflow::saturate, d::fq_overflow::infinity, d::fq_overflow::nan})
-        for (rounding_mode mode : lowbit::all_rounding_modes)
+        for (rounding_mode mode : deterministic_modes)
           d::with_rounding_mode(mode, [&](auto mc) {
             constexpr rounding_mode M = decltype(mc)::value;
             INFO(lowbit::to_string(M) << " overflow " << int(ov) << " scale " << scale);
@@ -458,7 +478,7 @@ TEST_CASE("exact: the fast kernel equals the general kernel and the oracle at th
     // Through the operator (E = 8 covers every max here), against the oracle.
     const fmt of{8, f.m, 1 - f.emin - f.m, f.max};
     std::vector<float> y(v.size()), want(v.size());
-    for (rounding_mode mode : lowbit::all_rounding_modes)
+    for (rounding_mode mode : deterministic_modes)
       for (int ov : {0, 1, 2}) {
         INFO(lowbit::to_string(mode) << " ov " << ov);
         for (std::size_t i = 0; i < v.size(); ++i) want[i] = oracle_exact(v[i], 0.37f, of, mode, ov);
@@ -498,7 +518,7 @@ TEST_CASE("reference: batches the fast kernels decline (near the top of a binade
   const lowbit::detail::simd_scope simd(true);
   std::vector<float> y(n), want(n);
   for (const fmt& f : {e4m3, e5m2, e2m1})
-    for (rounding_mode m : lowbit::all_rounding_modes) {
+    for (rounding_mode m : deterministic_modes) {
       INFO("E" << f.E << "M" << f.m << " " << lowbit::to_string(m));
       const auto op = make(m);
       for (int pattern = 0; pattern < 3; ++pattern) {

@@ -644,7 +644,7 @@ TEST_CASE("the direct route still checks everything before writing: overlap, sha
   check_rejected([&] { op(x, 1.0f, 0.0f, 0.5f, y); }, y, "bitwidth = 0.5");
   check_rejected([&] { make<semantics::exact>(true, false, rounding_mode::half_even)(x, -1.0f, 0.0f, 8.0f, y); }, y,
                  "scale");
-  check_rejected([&] { make(true, false, static_cast<rounding_mode>(9))(x, 1.0f, 0.0f, 8.0f, y); }, y,
+  check_rejected([&] { make(true, false, static_cast<rounding_mode>(42))(x, 1.0f, 0.0f, 8.0f, y); }, y,
                  "rounding_mode");
   std::vector<float> y7(7, 42.0f);
   check_rejected([&] { op(x, 1.0f, 0.0f, 8.0f, y7); }, y7, "y has shape [7]");

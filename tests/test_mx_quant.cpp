@@ -125,6 +125,12 @@ double round_exact(double s, rounding_mode m) {
     case rounding_mode::down: r = std::floor(a); break;
     case rounding_mode::half_up: r = std::floor(a + 0.5); break;
     case rounding_mode::half_down: r = std::ceil(a - 0.5); break;
+    case rounding_mode::odd: {
+      const double f = std::floor(s);
+      return f == s ? s : std::fmod(f, 2.0) == 0.0 ? f + 1 : f;
+    }
+    case rounding_mode::dpu: return s < 0 && s - std::floor(s) == 0.5 ? std::ceil(s) : std::nearbyint(s);
+    case rounding_mode::stochastic: break;  // needs a draw: tests/test_stochastic.cpp
   }
   return std::copysign(r, s);
 }
@@ -302,7 +308,12 @@ void check_against_oracle(const std::vector<float>& x, const std::vector<std::si
   }
 }
 
-const std::vector<rounding_mode> modes(lowbit::all_rounding_modes.begin(), lowbit::all_rounding_modes.end());
+// QONNX's modes and lowbit's deterministic extensions (the oracle defines them).
+const std::vector<rounding_mode> modes = [] {
+  std::vector<rounding_mode> v(lowbit::all_rounding_modes.begin(), lowbit::all_rounding_modes.end());
+  v.insert(v.end(), lowbit::extension_rounding_modes.begin(), lowbit::extension_rounding_modes.end());
+  return v;
+}();
 const std::vector<mx_scale_rule> rules{mx_scale_rule::floor, mx_scale_rule::ceil, mx_scale_rule::even,
                                        mx_scale_rule::round_up};
 
@@ -679,7 +690,7 @@ TEST_CASE("mx_quant: attributes by name, and errors before anything is written",
   lowbit::set_attribute(op, "flush_fp32_subnorms", 1);
   CHECK(op.flush_fp32_subnorms);
   CHECK_THROWS_WITH(lowbit::set_attribute(op, "elem_format", "fp8"), contains_substring("elem_format = \"fp8\" is invalid"));
-  CHECK_THROWS_WITH(lowbit::set_attribute(op, "rounding", "nearest_even"), contains_substring("nearest, even or floor"));
+  CHECK_THROWS_WITH(lowbit::set_attribute(op, "rounding", "nearest_even"), contains_substring("nearest, even, floor or dither"));
   CHECK_THROWS_WITH(lowbit::set_attribute(op, "block_size", "-1"), contains_substring("non-negative integer"));
   CHECK_THROWS_WITH(lowbit::set_attribute(op, "block_size", "12x"), contains_substring("block_size"));
   CHECK_THROWS_WITH(lowbit::set_attribute(op, "shared_exp_method", "none"), contains_substring("not MX"));

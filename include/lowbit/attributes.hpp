@@ -65,11 +65,15 @@ bool parse_integer_attribute(std::string_view v, M& out) {
   std::size_t i = 0;
   bool neg = false;
   if (i < v.size() && (v[i] == '-' || v[i] == '+')) neg = v[i++] == '-';
-  if (i == v.size() || v.size() - i > 19) return false;
+  if (i == v.size()) return false;
+  // Every 64-bit value (a seed may be 2^64 - 1: 20 digits); a magnitude
+  // that would overflow 64 bits is rejected as it is read.
   unsigned long long mag = 0;
   for (; i < v.size(); ++i) {
     if (v[i] < '0' || v[i] > '9') return false;
-    mag = mag * 10 + static_cast<unsigned long long>(v[i] - '0');
+    const auto d = static_cast<unsigned long long>(v[i] - '0');
+    if (mag > (std::numeric_limits<unsigned long long>::max() - d) / 10) return false;
+    mag = mag * 10 + d;
   }
   if (neg) {
     if constexpr (std::is_unsigned_v<M>) {

@@ -29,6 +29,7 @@
 #include "detail/minifloat_constants.hpp"
 #include "detail/simd.hpp"
 #include "detail/stage.hpp"
+#include "detail/stochastic.hpp"
 #include "error.hpp"
 #include "parallel.hpp"
 #include "rounding.hpp"
@@ -147,12 +148,14 @@ struct fq_round_fixed {
 };
 
 /// Rounds with the run-time mode (reference semantics): a switch per batch,
-/// always predicted.
+/// always predicted; `u` is the stochastic mode's threshold (unused by the
+/// other modes).
+template <class V>
 struct fq_round_any {
   rounding_mode mode = rounding_mode::half_even;
-  template <class V>
+  V u = V(0);
   LOWBIT_ALWAYS_INLINE V operator()(V y) const noexcept {
-    return round_integral_any<semantics::reference>(y, mode);
+    return round_integral_any<semantics::reference>(y, mode, u);
   }
 };
 
@@ -167,10 +170,15 @@ template <stage St = stage::fake>
 struct float_quant_ref_any_kernel : fq_ref_eval {
   rounding_mode mode = rounding_mode::half_even;
   fq_overflow ov = fq_overflow::saturate;
+  /// The seed and random bits of the stochastic mode (detail/stochastic.hpp).
+  stochastic_source rnd{};
+  /// The mode may be stochastic: each element's flat output index.
+  static constexpr bool index_aware = true;
   template <class V>
-  LOWBIT_ALWAYS_INLINE V operator()(V X, V scale, V mant, V emin, V maxv) const noexcept {
+  LOWBIT_ALWAYS_INLINE V operator()(element_index idx, V X, V scale, V mant, V emin, V maxv) const noexcept {
     bool ok = true;
-    return this->template eval<St, false>(ok, fq_round_any{mode}, ov, X, scale, mant, emin, maxv);
+    const fq_round_any<V> round{mode, rnd.template threshold<run_time_mode, V>(mode, idx)};
+    return this->template eval<St, false>(ok, round, ov, X, scale, mant, emin, maxv);
   }
 };
 
@@ -195,6 +203,7 @@ struct float_quant_ref_kernel : fq_ref_eval {
   }
   /// The scalar loop's kernel, shared by every mode (scalar_kernel_of).
   float_quant_ref_any_kernel<St> scalar_kernel() const noexcept { return {*this, M, ov}; }
+  static_assert(M != rounding_mode::stochastic, "the stochastic mode runs on float_quant_ref_any_kernel");
   template <class V>
   LOWBIT_ALWAYS_INLINE V try_batch(bool& ok, V X, V scale, V mant, V emin, V maxv) const noexcept {
     return this->template eval<St, true>(ok, fq_round_fixed<M>{}, ov, X, scale, mant, emin, maxv);
@@ -220,8 +229,20 @@ template <rounding_mode M, bool Magic = M == rounding_mode::half_even, stage St 
 struct float_quant_exact_kernel : scale_divider {
   fq_overflow ov = fq_overflow::saturate;  ///< with !Sat: infinity or nan
   rounding_mode mode = M;                  ///< for M = run_time_mode
+  /// The seed and random bits of the stochastic mode (detail/stochastic.hpp).
+  stochastic_source rnd{};
+  static constexpr bool index_aware = needs_index<M>;
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V X, V scale, V mant, V emin, V maxv) const noexcept {
+    return eval(V(0.0f), X, scale, mant, emin, maxv);
+  }
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V operator()(element_index idx, V X, V scale, V mant, V emin, V maxv) const noexcept {
+    return eval(rnd.template threshold<M, V>(mode, idx), X, scale, mant, emin, maxv);
+  }
+  /// `thr`: the stochastic mode's thresholds (unused by the other modes).
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V eval(V thr, V X, V scale, V mant, V emin, V maxv) const noexcept {
     using I = int_lanes_t<V>;
     if constexpr (St == stage::dequant) return X * scale;
     const V x = this->divide(X, scale);
@@ -237,11 +258,13 @@ struct float_quant_exact_kernel : scale_divider {
     // q = 2^u R(x / 2^u), computed exactly; a zero q keeps x's sign.
     auto by_bits = [&] {
       const I d = u - e;  // >= -m >= -23
-      // y = x * 2^-u if d <= 2 (exact: x's significand with exponent -d),
-      // else x's significand scaled into [1/4, 1/2): for d >= 2 the true |x / 2^u| is below
-      // 1/2 and nonzero, and every rounding mode treats +-[1/4, 1/2) alike.
-      const V y = bits_float(I((nb & I(std::int32_t(0x807fffff))) | I((I(127) - imin(d, I(2))) << 23)));
-      const V r = detail::round_step<semantics::exact, M>(y, mode);
+      // y = x * 2^-u if d <= 26 (exact: x's significand with exponent -d),
+      // else x's significand scaled into [2^-26, 2^-25): for d >= 26 the
+      // true |x / 2^u| is nonzero and below 2^-25, and every rounding mode
+      // treats +-(0, 2^-25) alike (the stochastic mode's smallest threshold
+      // is 2^-23: toward zero).
+      const V y = bits_float(I((nb & I(std::int32_t(0x807fffff))) | I((I(127) - imin(d, I(26))) << 23)));
+      const V r = detail::round_step<semantics::exact, M>(y, mode, thr);
       const V p = r * exp2_int(u);                 // exact, or +-inf when 2^u > 2^127
       return detail::select(r == V(0.0f), r, p);  // no 0 * inf
     };
@@ -330,14 +353,26 @@ struct float_quant_exact_fast_kernel : scale_divider {
   std::int32_t ebmin = 1;                  ///< emin + 127, 1 .. 127
   float bound = 1.0f;                      ///< 2^k, the smallest power of two above max
   rounding_mode mode = M;                  ///< for M = run_time_mode (the scalar loop)
+  /// The seed and random bits of the stochastic mode (detail/stochastic.hpp).
+  stochastic_source rnd{};
+  static constexpr bool index_aware = needs_index<M>;
 
   /// The scalar loop's kernel, shared by every mode.
   float_quant_exact_fast_kernel<run_time_mode, St> scalar_kernel() const noexcept {
-    return {{*this}, ov, m_int, ebmin, bound, M};
+    return {{*this}, ov, m_int, ebmin, bound, M, rnd};
   }
 
   template <class V>
-  LOWBIT_ALWAYS_INLINE V operator()(V X, V scale, V, V, V maxv) const noexcept {
+  LOWBIT_ALWAYS_INLINE V operator()(V X, V scale, V mant, V emin, V maxv) const noexcept {
+    return eval(V(0.0f), X, scale, mant, emin, maxv);
+  }
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V operator()(element_index idx, V X, V scale, V mant, V emin, V maxv) const noexcept {
+    return eval(rnd.template threshold<M, V>(mode, idx), X, scale, mant, emin, maxv);
+  }
+  /// `thr`: the stochastic mode's thresholds (unused by the other modes).
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V eval(V thr, V X, V scale, V, V, V maxv) const noexcept {
     using I = int_lanes_t<V>;
     if constexpr (St == stage::dequant) return X * scale;
     const V x = this->divide(X, scale);
@@ -346,7 +381,7 @@ struct float_quant_exact_fast_kernel : scale_divider {
     // The modes symmetric in the sign round a and take x's sign at the end.
     constexpr bool symmetric = M == rounding_mode::half_even || M == rounding_mode::down ||
                                M == rounding_mode::up || M == rounding_mode::half_up ||
-                               M == rounding_mode::half_down;
+                               M == rounding_mode::half_down || M == rounding_mode::stochastic;
     V q;
     if constexpr (symmetric) {
       V qa;
@@ -363,6 +398,8 @@ struct float_quant_exact_fast_kernel : scale_divider {
         } else if constexpr (M == rounding_mode::half_up) {
           // round_integral's form (exact for every ta >= 0).
           ra = detail::trunc(V(ta + V(0.5f - std::numeric_limits<float>::epsilon() / 4)));
+        } else if constexpr (M == rounding_mode::stochastic) {
+          ra = round_stochastic(ta, thr);  // ta >= 0 exact: away from zero on the magnitude
         } else {
           // ta < 2^23, so ta - 1/2 is exact for ta >= 1/4 (a multiple of
           // ta's spacing, at most 1/2), and for ta < 1/4 lies in (-1/2,
@@ -382,7 +419,7 @@ struct float_quant_exact_fast_kernel : scale_divider {
     } else {
       // CEIL, FLOOR and the run-time mode of the scalar loop: x's sign first.
       const V t = detail::copysign(a, x) * bits_float(exponent_field(I(I(254) - eb)));
-      q = detail::round_step<semantics::exact, M>(t, mode) * bits_float(exponent_field(eb));
+      q = detail::round_step<semantics::exact, M>(t, mode, thr) * bits_float(exponent_field(eb));
       if (ov == fq_overflow::saturate) [[likely]] {
         q = detail::bound_above(maxv, detail::bound_below(detail::negate(maxv), q));
       } else if (ov == fq_overflow::infinity) {
@@ -464,6 +501,16 @@ struct float_quant {
   bool saturation = true;      ///< QONNX attribute `saturation`.
   /// Threads for large calls (opt-in; bit-identical results): lowbit::execution.
   execution exec{};
+  /// rounding_mode::stochastic only (a lowbit extension): the seed of the
+  /// draws (any value); an element's draw depends only on the seed,
+  /// random_bits and its flat index in y.
+  std::uint64_t seed = 0;
+  /// rounding_mode::stochastic only: bits per draw, 1 to 23.
+  int random_bits = 16;
+  /// rounding_mode::stochastic only: the flat index of y's element 0 in a
+  /// larger tensor quantized in several calls (row-major pieces), so that
+  /// every element gets the draw it gets in one call.
+  std::uint64_t index_offset = 0;
 
   static constexpr const char* name = "lowbit::float_quant";
   /// The operator protocol (detail/protocol.hpp); float32 only.
@@ -477,7 +524,10 @@ struct float_quant {
                       detail::attribute{"has_inf", &float_quant::has_inf, "has_infinity"},
                       detail::attribute{"has_nan", &float_quant::has_nan},
                       detail::attribute{"has_subnormal", &float_quant::has_subnormal},
-                      detail::attribute{"saturation", &float_quant::saturation}};
+                      detail::attribute{"saturation", &float_quant::saturation},
+                      detail::attribute{"seed", &float_quant::seed},
+                      detail::attribute{"random_bits", &float_quant::random_bits},
+                      detail::attribute{"index_offset", &float_quant::index_offset}};
   }
 
   /// The numpy broadcast of all six arguments' shapes.
@@ -528,6 +578,7 @@ struct float_quant {
 
   void check_attributes() const {
     detail::check_rounding_mode(rounding, name);
+    detail::check_random_bits<float>(random_bits, rounding, name);
     if (!saturation && !has_inf && !has_nan)
       throw error(prefix() +
                   "saturation = 0 needs has_inf = 1 or has_nan = 1 (an overflow must become inf or "
@@ -562,6 +613,7 @@ struct float_quant {
     static_assert(std::is_same_v<T, float>, "lowbit::float_quant works on float tensors");
     std::array<const detail::nd<const T>*, operands::size> ops{};
     rounding_mode mode;
+    detail::stochastic_source rnd;
     detail::fq_overflow ov;
     const std::int32_t* thr;
     detail::derived_storage<T, 3> store;
@@ -569,6 +621,7 @@ struct float_quant {
 
     state(const float_quant& op, const args<T>& a, const shape&)
         : mode(op.rounding),
+          rnd{op.seed, op.random_bits, op.index_offset},
           ov(op.saturation ? detail::fq_overflow::saturate
              : op.has_inf  ? detail::fq_overflow::infinity
                            : detail::fq_overflow::nan),
@@ -731,9 +784,13 @@ struct float_quant {
       const std::int32_t ebmin = general ? 0 : static_cast<std::int32_t>(pc.s[emin_k] + 127.0f);
       if constexpr (!exact) {
         const detail::fq_ref_eval ev{div, thr, general, m_int, ebmin};
-        if (general) return detail::run_piece_compact(detail::float_quant_ref_any_kernel<St>{ev, mode, ov}, pc, simd);
+        // The stochastic mode takes each element's index, which a declining
+        // kernel does not: the kernel of every mode (a run-time switch).
+        if (general || mode == rounding_mode::stochastic)
+          return detail::run_piece_compact(detail::float_quant_ref_any_kernel<St>{ev, mode, ov, rnd}, pc, simd);
         return detail::with_rounding_mode(mode, [&](auto mc) {
-          detail::run_piece(detail::float_quant_ref_kernel<decltype(mc)::value, St>{ev, ov}, pc, simd);
+          if constexpr (decltype(mc)::value != rounding_mode::stochastic)
+            detail::run_piece(detail::float_quant_ref_kernel<decltype(mc)::value, St>{ev, ov}, pc, simd);
         });
       } else {
         // The fast kernel: a constant format in its range (and the SIMD
@@ -745,16 +802,16 @@ struct float_quant {
         if (simd && !pc.vary[mant_k] && !pc.vary[emin_k] && !pc.vary[max_k] &&
             detail::exact_fast_range(pc.s[mant_k], pc.s[emin_k], pc.s[max_k], fm, feb, fbound)) {
           return detail::with_rounding_mode(mode, [&](auto mc) {
-            detail::run_piece(detail::float_quant_exact_fast_kernel<decltype(mc)::value, St>{div, ov, fm, feb, fbound},
-                              pc, simd);
+            constexpr rounding_mode M = decltype(mc)::value;
+            detail::run_piece(detail::float_quant_exact_fast_kernel<M, St>{div, ov, fm, feb, fbound, M, rnd}, pc, simd);
           });
         }
         if (ov == detail::fq_overflow::saturate)
           detail::run_piece_compact(
-              detail::float_quant_exact_kernel<detail::run_time_mode, false, St, true>{div, ov, mode}, pc, simd);
+              detail::float_quant_exact_kernel<detail::run_time_mode, false, St, true>{div, ov, mode, rnd}, pc, simd);
         else
           detail::run_piece_compact(
-              detail::float_quant_exact_kernel<detail::run_time_mode, false, St, false>{div, ov, mode}, pc, simd);
+              detail::float_quant_exact_kernel<detail::run_time_mode, false, St, false>{div, ov, mode, rnd}, pc, simd);
       }
     }
   };

@@ -175,6 +175,16 @@ struct group_int_quant {
   int axis = -1;
   /// Threads for large calls (opt-in; bit-identical results): lowbit::execution.
   execution exec{};
+  /// rounding_mode::stochastic only (a lowbit extension): the seed of the
+  /// draws (any value); an element's draw depends only on the seed,
+  /// random_bits and its flat index in y.
+  std::uint64_t seed = 0;
+  /// rounding_mode::stochastic only: bits per draw, 1 to 23 (float) or 32 (double).
+  int random_bits = 16;
+  /// rounding_mode::stochastic only: the flat index of y's element 0 in a
+  /// larger tensor quantized in several calls (row-major pieces), so that
+  /// every element gets the draw it gets in one call.
+  std::uint64_t index_offset = 0;
 
   static constexpr const char* name = "lowbit::group_int_quant";
   /// The operator protocol (detail/protocol.hpp): IntQuant's inputs and
@@ -188,7 +198,10 @@ struct group_int_quant {
                       detail::attribute{"narrow", &group_int_quant::narrow},
                       detail::attribute{"rounding_mode", &group_int_quant::rounding},
                       detail::attribute{"group_size", &group_int_quant::group_size, "block_size"},
-                      detail::attribute{"axis", &group_int_quant::axis}};
+                      detail::attribute{"axis", &group_int_quant::axis},
+                      detail::attribute{"seed", &group_int_quant::seed},
+                      detail::attribute{"random_bits", &group_int_quant::random_bits},
+                      detail::attribute{"index_offset", &group_int_quant::index_offset}};
   }
 
   /**
@@ -257,6 +270,7 @@ struct group_int_quant {
 
   template <class T>
   void check_values(const args<T>& a) const {
+    detail::check_random_bits<T>(random_bits, rounding, name);
     check_shape_values(a);
     if constexpr (S == semantics::exact) detail::check_scale_positive(name, "scale", a.template get<"scale">());
   }
@@ -284,11 +298,13 @@ struct group_int_quant {
     detail::block_layout blocks;
     std::array<bool, operands::size> per_block{};
     rounding_mode mode;
+    detail::stochastic_source rnd;
     bool bipolar = false;
     T lo = T(0), hi = T(0), bip = T(0);
     detail::nd<const T> lo_d, hi_d, bip_d;  // rank 0
 
-    state(const group_int_quant& op, const args<T>& a, const shape& out) : mode(op.rounding) {
+    state(const group_int_quant& op, const args<T>& a, const shape& out)
+        : mode(op.rounding), rnd{op.seed, op.random_bits, op.index_offset} {
       blocks = {detail::group_axis(name, op.axis, out), op.group_size};
       const auto r = detail::int_limits<S, T>(static_cast<int>(*a.template get<"bitwidth">().data), op.is_signed,
                                               op.narrow);
@@ -322,7 +338,7 @@ struct group_int_quant {
       detail::with_rounding_mode(mode, [&](auto mc) {
         constexpr rounding_mode M = decltype(mc)::value;
         const detail::int_quant_kernel<S, M, St> k{
-            detail::scale_divider::for_scale(pc.s[scale_k], simd && !pc.vary[scale_k])};
+            detail::scale_divider::for_scale(pc.s[scale_k], simd && !pc.vary[scale_k]), M, rnd};
         detail::run_piece(k, pc, simd);
       });
     }

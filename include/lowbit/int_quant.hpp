@@ -26,6 +26,7 @@
 #include "detail/integer.hpp"
 #include "detail/simd.hpp"
 #include "detail/stage.hpp"
+#include "detail/stochastic.hpp"
 #include "error.hpp"
 #include "parallel.hpp"
 #include "rounding.hpp"
@@ -43,15 +44,28 @@ template <semantics S, rounding_mode M, stage St = stage::fake>
 struct int_quant_kernel : scale_divider {
   /// The mode when M is run_time_mode (round_step).
   rounding_mode mode = M;
+  /// The seed and random bits of the stochastic mode (detail/stochastic.hpp).
+  stochastic_source rnd{};
+  /// The stochastic mode (and the run-time mode, which may be it) takes
+  /// each element's flat output index.
+  static constexpr bool index_aware = needs_index<M>;
   /// The scalar loop's kernel, shared by every mode (scalar_kernel_of).
-  int_quant_kernel<S, run_time_mode, St> scalar_kernel() const noexcept { return {*this, mode}; }
+  int_quant_kernel<S, run_time_mode, St> scalar_kernel() const noexcept { return {*this, mode, rnd}; }
   template <class V>
-  LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V lo, V hi, V /*bipolar*/) const noexcept {
+  LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V lo, V hi, V bipolar) const noexcept {
+    return eval(V(0), x, scale, zp, lo, hi, bipolar);
+  }
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V operator()(element_index idx, V x, V scale, V zp, V lo, V hi, V bipolar) const noexcept {
+    return eval(rnd.template threshold<M, V>(mode, idx), x, scale, zp, lo, hi, bipolar);
+  }
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V eval(V u, V x, V scale, V zp, V lo, V hi, V /*bipolar*/) const noexcept {
     if constexpr (St == stage::dequant) {
-      return dequantize(x, scale, zp);
+      return (void)u, dequantize(x, scale, zp);
     } else {
       const V y = scaled_input(*this, x, scale, zp);
-      const V q = round_step_any_zero<S, M>(clamp<S>(y, lo, hi), mode);
+      const V q = round_step_any_zero<S, M>(clamp<S>(y, lo, hi), mode, u);
       if constexpr (St == stage::code) return q;
       else return dequantize(q, scale, zp);
     }
@@ -122,6 +136,16 @@ struct int_quant {
   rounding_mode rounding = rounding_mode::half_even;   ///< QONNX attribute `rounding_mode`.
   /// Threads for large calls (opt-in; bit-identical results): lowbit::execution.
   execution exec{};
+  /// rounding_mode::stochastic only (a lowbit extension): the seed of the
+  /// draws. Any value is valid; the draw of an element depends only on the
+  /// seed, random_bits and the element's flat index in y.
+  std::uint64_t seed = 0;
+  /// rounding_mode::stochastic only: bits per draw, 1 to 23 (float) or 32 (double).
+  int random_bits = 16;
+  /// rounding_mode::stochastic only: the flat index of y's element 0 in a
+  /// larger tensor quantized in several calls (row-major pieces), so that
+  /// every element gets the draw it gets in one call.
+  std::uint64_t index_offset = 0;
 
   static constexpr const char* name = "lowbit::int_quant";
   /// The operator protocol (detail/protocol.hpp): the inputs after x, the
@@ -133,7 +157,10 @@ struct int_quant {
   static constexpr auto attributes() {
     return std::tuple{detail::attribute{"signed", &int_quant::is_signed},
                       detail::attribute{"narrow", &int_quant::narrow},
-                      detail::attribute{"rounding_mode", &int_quant::rounding}};
+                      detail::attribute{"rounding_mode", &int_quant::rounding},
+                      detail::attribute{"seed", &int_quant::seed},
+                      detail::attribute{"random_bits", &int_quant::random_bits},
+                      detail::attribute{"index_offset", &int_quant::index_offset}};
   }
 
   /**
@@ -191,6 +218,7 @@ struct int_quant {
 
   template <class T>
   void check_values(const args<T>& a) const {
+    detail::check_random_bits<T>(random_bits, rounding, name);
     check_shape_values(a);
     if constexpr (S == semantics::exact) detail::check_scale_positive(name, "scale", a.template get<"scale">());
   }
@@ -214,12 +242,14 @@ struct int_quant {
                   "lowbit::int_quant works on float and double tensors");
     std::array<const detail::nd<const T>*, operands::size> ops{};
     rounding_mode mode;
+    detail::stochastic_source rnd;
     bool bipolar, any_bipolar;
     detail::derived_storage<T, 3> lim;  // lo, hi, bipolar flag
     detail::nd<const T> lo_d, hi_d, bip_d;
 
     state(const int_quant& op, const args<T>& a, const shape&)
         : mode(op.rounding),
+          rnd{op.seed, op.random_bits, op.index_offset},
           bipolar(op.bipolar_bits(a)),
           any_bipolar(bipolar),
           lim(bipolar || a.template get<"bitwidth">().rank == 0 ? 1
@@ -273,7 +303,7 @@ struct int_quant {
         // (the same result on every input; the scalar path keeps dividing,
         // so the SIMD-vs-scalar tests check this path too).
         const detail::int_quant_kernel<S, M, St> k{
-            detail::scale_divider::for_scale(pc.s[scale_k], simd && !pc.vary[scale_k])};
+            detail::scale_divider::for_scale(pc.s[scale_k], simd && !pc.vary[scale_k]), M, rnd};
         if (bits_vary && any_bipolar)
           run_mixed<St>(k, pc, simd);
         else

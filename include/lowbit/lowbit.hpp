@@ -23,6 +23,7 @@
 #include "packing.hpp"
 #include "parallel.hpp"
 #include "rounding.hpp"
+#include "stochastic.hpp"
 #include "trunc.hpp"
 #include "view.hpp"
 

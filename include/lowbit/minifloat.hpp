@@ -8,6 +8,7 @@
 #ifndef LOWBIT_MINIFLOAT_HPP
 #define LOWBIT_MINIFLOAT_HPP
 
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -125,6 +126,9 @@ struct minifloat_quant {
   minifloat_format format = formats::fp8_e4m3fn;       ///< The target format.
   rounding_mode rounding = rounding_mode::half_even;   ///< How values between grid points round.
   execution exec{};                                    ///< As float_quant::exec (threads).
+  std::uint64_t seed = 0;         ///< As float_quant::seed (rounding_mode::stochastic).
+  int random_bits = 16;           ///< As float_quant::random_bits.
+  std::uint64_t index_offset = 0; ///< As float_quant::index_offset.
 
   /// The equivalent float_quant functor (the format's values then go in as arguments).
   float_quant<S> op() const {
@@ -133,7 +137,10 @@ struct minifloat_quant {
                           .has_nan = format.has_nan,
                           .has_subnormal = true,
                           .saturation = format.saturation,
-                          .exec = exec};
+                          .exec = exec,
+                          .seed = seed,
+                          .random_bits = random_bits,
+                          .index_offset = index_offset};
   }
 
   /// The broadcast shape of x and scale.

@@ -32,6 +32,7 @@
 #include "detail/log2_table.hpp"
 #include "detail/simd.hpp"
 #include "detail/stage.hpp"
+#include "detail/stochastic.hpp"
 #include "error.hpp"
 #include "packing.hpp"
 #include "parallel.hpp"
@@ -194,11 +195,13 @@ inline void check_block_axis(const std::string& prefix, std::size_t rank, std::p
 }
 
 /// microxcaling's rounding names: `nearest` (ties away from zero), `even`
-/// (ties to even), `floor` (toward zero); and lowbit's own names.
+/// (ties to even), `floor` (toward zero), `dither` (stochastic: with
+/// lowbit's reproducible draws, seed and random_bits).
 inline bool parse_mx_rounding(std::string_view v, rounding_mode& out) {
   if (iequals(v, "nearest")) return out = rounding_mode::half_up, true;
   if (iequals(v, "even")) return out = rounding_mode::half_even, true;
   if (iequals(v, "floor")) return out = rounding_mode::down, true;
+  if (iequals(v, "dither")) return out = rounding_mode::stochastic, true;
   return false;
 }
 
@@ -313,9 +316,21 @@ struct mx_kernel {
   float max_norm = 448.0f;
   const std::int32_t* thr = nullptr;  ///< reference: the log2 rounding table
   rounding_mode mode = M;             ///< the mode, for M = run_time_mode
+  /// The seed and random bits of the stochastic mode (detail/stochastic.hpp).
+  stochastic_source rnd{};
+  static constexpr bool index_aware = needs_index<M>;
 
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V X, V v) const noexcept {
+    return eval(V(0.0f), X, v);
+  }
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V operator()(element_index idx, V X, V v) const noexcept {
+    return eval(rnd.template threshold<M, V>(mode, idx), X, v);
+  }
+  /// `u`: the stochastic mode's thresholds (unused by the other modes).
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V eval(V u, V X, V v) const noexcept {
     using I = int_lanes_t<V>;
     const V sc = detail::abs(v);
     if constexpr (St == stage::dequant) return X * sc;
@@ -342,7 +357,7 @@ struct mx_kernel {
     // an |a| just below 2^(emax+1), a coarser grid; FORMAT-mx.md quirk 4.)
     const I p = imax(k, I(min_exp));
     const V s = a * bits_float(I((I(m) - p + I(127)) << 23));
-    const V r = round(s);
+    const V r = round(s, u);
     V q = r * bits_float(I((p - I(m) + I(127)) << 23));
     const V hi(max_norm);
     const V lo = detail::negate(hi);
@@ -363,18 +378,24 @@ struct mx_kernel {
   }
 
   template <class V>
-  LOWBIT_ALWAYS_INLINE V round(V s) const noexcept {
+  LOWBIT_ALWAYS_INLINE V round(V s, V u) const noexcept {
     if constexpr (M == run_time_mode) {
-      return switch_mode(mode, [&](auto mc) LOWBIT_ALWAYS_INLINE_LAMBDA { return round_as<decltype(mc)::value>(s); });
+      return switch_mode(mode, [&](auto mc) LOWBIT_ALWAYS_INLINE_LAMBDA { return round_as<decltype(mc)::value>(s, u); });
     } else {
-      return round_as<M>(s);
+      return round_as<M>(s, u);
     }
   }
 
   template <rounding_mode R, class V>
-  LOWBIT_ALWAYS_INLINE static V round_as(V s) noexcept {
-    if constexpr (S == semantics::exact) {
-      return detail::round_integral<semantics::exact, R>(s);
+  LOWBIT_ALWAYS_INLINE static V round_as(V s, V u) noexcept {
+    if constexpr (R == rounding_mode::stochastic) {
+      // microxcaling's `dither`, sign(s) * floor(|s| + rand), with the
+      // reproducible draws: away from zero with probability floor(2^r f) /
+      // 2^r. Zero signs as below (reference: s = +-0 gives +0).
+      if constexpr (S == semantics::exact) return round_stochastic(s, u);
+      else return round_stochastic(V(s + V(0.0f)), u);
+    } else if constexpr (S == semantics::exact) {
+      return (void)u, detail::round_integral<semantics::exact, R>(s);
     } else if constexpr (R == rounding_mode::half_up) {
       // nearest: sign(s) * floor(fl(|s| + 0.5)), sign(+-0) = 0.
       return detail::round_integral<semantics::reference, rounding_mode::half_up>(s);
@@ -494,6 +515,16 @@ struct mx_quant {
   mx_shared_exp shared_exp_method = mx_shared_exp::max;
   /// Threads for large calls (opt-in; bit-identical results): lowbit::execution.
   execution exec{};
+  /// rounding_mode::stochastic (`dither`) only: the seed of the draws (any
+  /// value); an element's draw depends only on the seed, random_bits and
+  /// its flat index in y.
+  std::uint64_t seed = 0;
+  /// rounding_mode::stochastic only: bits per draw, 1 to 23.
+  int random_bits = 16;
+  /// rounding_mode::stochastic only: the flat index of y's element 0 in a
+  /// larger tensor quantized in several calls (row-major pieces), so that
+  /// every element gets the draw it gets in one call.
+  std::uint64_t index_offset = 0;
 
   static constexpr const char* name = "lowbit::mx_quant";
   /// The operator protocol (detail/protocol.hpp): no inputs besides x; the
@@ -507,13 +538,16 @@ struct mx_quant {
                       detail::attribute{"block_size", &mx_quant::block_size},
                       detail::attribute{"axis", &mx_quant::axis},
                       detail::attribute{"rounding", &mx_quant::rounding, std::string_view{}, &detail::parse_mx_rounding,
-                                        "nearest, even or floor (microxcaling's names; rounding_mode takes "
+                                        "nearest, even, floor or dither (microxcaling's names; rounding_mode takes "
                                         "lowbit's)"},
                       detail::attribute{"rounding_mode", &mx_quant::rounding},
                       detail::attribute{"scale_bits", &mx_quant::scale_bits},
                       detail::attribute{"shared_exp_method", &mx_quant::shared_exp_method},
                       detail::attribute{"flush_fp32_subnorms", &mx_quant::flush_fp32_subnorms},
-                      detail::attribute{"scale_rule", &mx_quant::scale_rule}};
+                      detail::attribute{"scale_rule", &mx_quant::scale_rule},
+                      detail::attribute{"seed", &mx_quant::seed},
+                      detail::attribute{"random_bits", &mx_quant::random_bits},
+                      detail::attribute{"index_offset", &mx_quant::index_offset}};
   }
 
   /// x's shape (checked as a call checks it).
@@ -573,6 +607,7 @@ struct mx_quant {
       throw error(prefix() + "shared_exp_method = " + std::to_string(static_cast<int>(shared_exp_method)) +
                   " is invalid; expected max");
     detail::check_rounding_mode(rounding, name);
+    detail::check_random_bits<float>(random_bits, rounding, name);
     if (block_size == 0)
       throw error(prefix() + "block_size = 0 is invalid; expected at least 1 (elements per block)");
     if (scale_bits < 1 || scale_bits > 8)
@@ -602,13 +637,15 @@ struct mx_quant {
     detail::buffer<std::uint8_t> codes;  ///< per block: the E8M0 byte (255: NaN)
     mx_element format;
     rounding_mode mode;
+    detail::stochastic_source rnd;
 
     state(const mx_quant& op, const args<T>& a, const shape& out)
         : blocks(op.layout(out.rank())),
           values(out.count() ? detail::block_shape(out, blocks).count() : 0),
           codes(values.size()),
           format(op.format),
-          mode(op.rounding) {
+          mode(op.rounding),
+          rnd{op.seed, op.random_bits, op.index_offset} {
       if (out.count() == 0) return;
       detail::block_reduce(a.x(), blocks, values.data(), detail::max_abs_bits_reduction{});
       for (std::size_t b = 0; b < values.size(); ++b) {
@@ -633,7 +670,7 @@ struct mx_quant {
       const std::int32_t* thr = S == semantics::reference ? detail::log2_roundup_thresholds() : nullptr;
       detail::with_rounding_mode(mode, [&](auto mc) {
         const detail::mx_kernel<S, decltype(mc)::value, St> k{fi.m, fi.min_exp, fi.max_norm, thr,
-                                                              decltype(mc)::value};
+                                                              decltype(mc)::value, rnd};
         detail::run_piece(k, pc, simd);
       });
     }

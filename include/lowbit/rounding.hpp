@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "config.hpp"
+#include "detail/int_lanes.hpp"
 #include "detail/quote.hpp"
 #include "detail/simd.hpp"
 #include "error.hpp"
@@ -49,13 +50,24 @@ enum class rounding_mode {
   up,         ///< "UP": away from zero.
   down,       ///< "DOWN": toward zero (truncation).
   half_up,    ///< "HALF_UP": nearest, ties away from zero.
-  half_down,  ///< "HALF_DOWN": nearest, ties toward zero.
+  half_down,  ///< "HALF_DOWN" (or "TIES_TO_ZERO"): nearest, ties toward zero.
+  // ---- lowbit's extensions: QONNX rejects these names (docs/semantics.md,
+  // "Rounding modes beyond QONNX") ----
+  odd,         ///< "ROUND_TO_ODD": an integral y stays, any other y goes to the odd one of floor(y), ceil(y).
+  dpu,         ///< "DPU": Brevitas's dpu_round: ties to even, except negative ties, which go toward +infinity.
+  stochastic,  ///< "STOCHASTIC": away from zero with probability frac(|y|) (in `random_bits` bits), reproducible.
 };
 
-/// Every rounding mode, in declaration order.
+/// QONNX's seven rounding modes, in declaration order (every mode the
+/// QONNX operators accept; the reference semantics reproduces QONNX's
+/// formula for each).
 inline constexpr std::array<rounding_mode, 7> all_rounding_modes = {
     rounding_mode::half_even, rounding_mode::ceil, rounding_mode::floor,   rounding_mode::up,
     rounding_mode::down,      rounding_mode::half_up, rounding_mode::half_down};
+
+/// The deterministic modes lowbit adds to QONNX's (QONNX rejects them): the
+/// same definition in both semantics.
+inline constexpr std::array<rounding_mode, 2> extension_rounding_modes = {rounding_mode::odd, rounding_mode::dpu};
 
 /// The canonical QONNX name of a mode ("ROUND" for half_even), or "?" for a
 /// value outside the enum.
@@ -68,17 +80,30 @@ constexpr std::string_view to_string(rounding_mode m) noexcept {
     case rounding_mode::down: return "DOWN";
     case rounding_mode::half_up: return "HALF_UP";
     case rounding_mode::half_down: return "HALF_DOWN";
+    case rounding_mode::odd: return "ROUND_TO_ODD";
+    case rounding_mode::dpu: return "DPU";
+    case rounding_mode::stochastic: return "STOCHASTIC";
   }
   return "?";
 }
 
-/// True when `m` is one of the seven enumerators (a value cast from an
-/// integer may not be).
+/// True when `m` is one of the enumerators (a value cast from an integer
+/// may not be).
 constexpr bool is_valid(rounding_mode m) noexcept { return to_string(m) != "?"; }
 
+/// True for QONNX's seven modes, false for lowbit's extensions (and for an
+/// invalid value).
+constexpr bool is_qonnx_mode(rounding_mode m) noexcept {
+  return is_valid(m) && m != rounding_mode::odd && m != rounding_mode::dpu && m != rounding_mode::stochastic;
+}
+
 /**
- * Parses a QONNX rounding mode name, ignoring case: ROUND, HALF_EVEN, CEIL,
- * FLOOR, UP, DOWN, HALF_UP, HALF_DOWN.
+ * Parses a rounding mode name, ignoring case. QONNX's names: ROUND,
+ * HALF_EVEN, CEIL, FLOOR, UP, DOWN, HALF_UP, HALF_DOWN. lowbit's
+ * extensions (QONNX rejects them): ROUND_TO_ODD, DPU and STOCHASTIC, and
+ * the aliases TIES_TO_EVEN (= ROUND), TIES_TO_ZERO (= HALF_DOWN), TIES_AWAY
+ * and TIES_AWAY_FROM_ZERO (= HALF_UP), and Brevitas's ROUND_TO_ZERO (=
+ * DOWN: Brevitas's round_to_zero is sign(y) * floor(|y|)).
  *
  * @throws lowbit::error for any other string; the message lists the accepted
  *         names and shows the string quoted, with C-style escapes (a NUL as
@@ -90,16 +115,22 @@ constexpr bool is_valid(rounding_mode m) noexcept { return to_string(m) != "?"; 
  * ```
  */
 inline rounding_mode parse_rounding_mode(std::string_view name) {
-  // The longest name is 9 characters: a longer string is not copied.
-  std::string up(name.substr(0, 10));
+  // The longest name is 19 characters: a longer string is not copied whole.
+  std::string up(name.substr(0, 20));
   for (char& c : up)
     if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-  if (up == "ROUND" || up == "HALF_EVEN") return rounding_mode::half_even;
+  if (up == "ROUND" || up == "HALF_EVEN" || up == "TIES_TO_EVEN") return rounding_mode::half_even;
+  if (up == "TIES_TO_ZERO") return rounding_mode::half_down;
+  if (up == "TIES_AWAY" || up == "TIES_AWAY_FROM_ZERO") return rounding_mode::half_up;
+  if (up == "ROUND_TO_ZERO") return rounding_mode::down;
   for (rounding_mode m : all_rounding_modes)
+    if (up == to_string(m)) return m;
+  for (rounding_mode m : {rounding_mode::odd, rounding_mode::dpu, rounding_mode::stochastic})
     if (up == to_string(m)) return m;
   throw error("lowbit: rounding_mode " + detail::quote(name) +
               " is unknown; expected one of ROUND, HALF_EVEN, CEIL, FLOOR, UP, DOWN, "
-              "HALF_UP, HALF_DOWN (case-insensitive)");
+              "HALF_UP, HALF_DOWN (QONNX's), or lowbit's extensions ROUND_TO_ODD, DPU, STOCHASTIC, "
+              "TIES_TO_EVEN, TIES_TO_ZERO, TIES_AWAY, TIES_AWAY_FROM_ZERO, ROUND_TO_ZERO (case-insensitive)");
 }
 
 namespace detail {
@@ -108,7 +139,36 @@ inline void check_rounding_mode(rounding_mode m, const char* op) {
   if (!is_valid(m)) [[unlikely]]
     throw_error(op, ": rounding_mode = ", dec(static_cast<int>(m)),
                 " is not a lowbit::rounding_mode value; expected one of ROUND, CEIL, FLOOR, UP, "
-                "DOWN, HALF_UP, HALF_DOWN");
+                "DOWN, HALF_UP, HALF_DOWN, ROUND_TO_ODD, DPU, STOCHASTIC");
+}
+
+/// The random-bit count of stochastic rounding: 1 to 23 for float, 1 to 32
+/// for double (every threshold (d + 1) 2^-r is then exact in the type).
+template <class T>
+inline constexpr int max_random_bits = std::is_same_v<T, float> ? 23 : 32;
+
+template <class T>
+void check_random_bits(int bits, rounding_mode m, const char* op) {
+  if (m == rounding_mode::stochastic && (bits < 1 || bits > max_random_bits<T>)) [[unlikely]]
+    throw_error(op, ": random_bits = ", dec(bits), " is out of range; expected an integer from 1 to ",
+                dec(max_random_bits<T>), " for ", std::is_same_v<T, float> ? "float" : "double",
+                " tensors (stochastic rounding)");
+}
+
+/// Stochastic rounding of y given the lane's threshold u = (d + 1) 2^-r
+/// (detail/stochastic.hpp): |y| goes away from zero when its fraction
+/// f = |y| - trunc(|y|) is >= u, so with d uniform on [0, 2^r) the
+/// probability is floor(2^r f) / 2^r. f is exact (|y| and trunc(|y|) are
+/// within a factor two for |y| >= 1; f = |y| below), and so is the compare:
+/// no rounding error anywhere. The sign of y is kept (zeros included);
+/// +-inf stay (f is NaN, the compare false), a NaN stays a NaN.
+template <class V>
+LOWBIT_ALWAYS_INLINE V round_stochastic(V y, V u) noexcept {
+  using T = lane_t<V>;
+  const V a = detail::abs(y);
+  const V t = detail::trunc(a);
+  const V r = detail::select(V(a - t) >= u, V(t + V(T(1))), t);
+  return detail::copysign(r, y);
 }
 
 /// numpy's f(|y|) of reference UP and HALF_DOWN: ceil(|y|), and
@@ -135,8 +195,30 @@ LOWBIT_ALWAYS_INLINE V reference_magnitude(V y) noexcept {
 template <semantics S, rounding_mode M, class V>
 LOWBIT_ALWAYS_INLINE V round_integral(V y) noexcept {
   using T = lane_t<V>;
-  if constexpr (M == rounding_mode::half_even) {
+  if constexpr (M == rounding_mode::stochastic) {
+    // Needs each lane's threshold (round_integral_u, round_stochastic):
+    // never reached from a kernel, and lowbit::round_integral rejects the
+    // mode. A NaN, so that a generic caller that dispatches on every mode
+    // (with_rounding_mode) compiles and a misuse cannot pass unnoticed.
+    return (void)y, V(std::numeric_limits<T>::quiet_NaN());
+  } else if constexpr (M == rounding_mode::half_even) {
     return detail::rint(y);
+  } else if constexpr (M == rounding_mode::odd) {
+    // f = floor(y); a non-integral y has |y| < 2^(digits - 1), so f, f + 1 and
+    // f / 2 are exact, and f is even when f / 2 is integral. An integral y
+    // (zeros, infinities) stays; a NaN gives a NaN (y == f is false).
+    const V f = detail::floor(y);
+    const V h = f * V(T(0.5));
+    const V odd = detail::select(detail::floor(h) == h, V(f + V(T(1))), f);
+    return detail::select(y == f, y, odd);
+  } else if constexpr (M == rounding_mode::dpu) {
+    // Brevitas's dpu_round: where((y < 0) & (y - floor(y) == 0.5), ceil(y),
+    // round(y)), round being ties to even. y - floor(y) is exact for
+    // |y| >= 1; for -1 < y < 0 it is fl(1 + y), which is 0.5 for y = -0.5
+    // and for y = -(0.5 - ulp/2) alone, whose ceil and rint are both -0.
+    const V f = detail::floor(y);
+    const auto neg_tie = mask_and(y < V(T(0)), V(y - f) == V(T(0.5)));
+    return detail::select(neg_tie, detail::ceil(y), detail::rint(y));
   } else if constexpr (M == rounding_mode::ceil) {
     return detail::ceil(y);
   } else if constexpr (M == rounding_mode::floor) {
@@ -234,6 +316,9 @@ LOWBIT_ALWAYS_INLINE decltype(auto) switch_mode(rounding_mode m, F&& f) {
     case rm::down: return f(std::integral_constant<rm, rm::down>{});
     case rm::half_up: return f(std::integral_constant<rm, rm::half_up>{});
     case rm::half_down: return f(std::integral_constant<rm, rm::half_down>{});
+    case rm::odd: return f(std::integral_constant<rm, rm::odd>{});
+    case rm::dpu: return f(std::integral_constant<rm, rm::dpu>{});
+    case rm::stochastic: return f(std::integral_constant<rm, rm::stochastic>{});
     case rm::half_even: break;
   }
   return f(std::integral_constant<rm, rm::half_even>{});
@@ -246,44 +331,58 @@ decltype(auto) with_rounding_mode(rounding_mode m, F&& f) {
   return switch_mode(m, f);
 }
 
-/// round_integral<S, M>(y) for the run-time mode m (switch_mode).
+/// round_integral<S, M>(y), or for M = stochastic round_stochastic(y, u)
+/// (u: the lane's threshold, detail/stochastic.hpp; ignored otherwise).
+template <semantics S, rounding_mode M, class V>
+LOWBIT_ALWAYS_INLINE V round_integral_u(V y, V u) noexcept {
+  if constexpr (M == rounding_mode::stochastic)
+    return round_stochastic(y, u);
+  else
+    return (void)u, round_integral<S, M>(y);
+}
+
+/// round_integral_u<S, M>(y, u) for the run-time mode m (switch_mode).
 template <semantics S, class V>
-LOWBIT_ALWAYS_INLINE V round_integral_any(V y, rounding_mode m) noexcept {
+LOWBIT_ALWAYS_INLINE V round_integral_any(V y, rounding_mode m, V u) noexcept {
   return switch_mode(m, [&](auto mc) LOWBIT_ALWAYS_INLINE_LAMBDA {
-    return round_integral<S, decltype(mc)::value>(y);
+    return round_integral_u<S, decltype(mc)::value>(y, u);
   });
 }
 
 /**
  * The rounding mode of a kernel that takes its mode at run time. A kernel
- * templated on a rounding mode M rounds with round_step<S, M>(y, mode): for
- * the seven modes that is round_integral<S, M>(y); for M = run_time_mode it
- * is a switch on the kernel's member `mode` at the rounding step alone (per
- * element or batch, always predicted), so that one loop serves every mode:
- * the scalar loop of the seven per-mode kernels (their scalar_kernel) and
- * the kernel of a rare piece kind. Never a mode a user can pass
- * (check_rounding_mode rejects it).
+ * templated on a rounding mode M rounds with round_step<S, M>(y, mode, u):
+ * for a fixed mode that is round_integral_u<S, M>(y, u); for M =
+ * run_time_mode it is a switch on the kernel's member `mode` at the
+ * rounding step alone (per element or batch, always predicted), so that one
+ * loop serves every mode: the scalar loop of the per-mode kernels (their
+ * scalar_kernel) and the kernel of a rare piece kind. Never a mode a user
+ * can pass (check_rounding_mode rejects it). `u` is the stochastic
+ * threshold of the lanes (detail/stochastic.hpp), used by the stochastic
+ * mode only.
  */
 inline constexpr rounding_mode run_time_mode = static_cast<rounding_mode>(-1);
 
-/// round_integral<S, M>(y), or round_integral_any<S>(y, m) for run_time_mode.
+/// round_integral_u<S, M>(y, u), or round_integral_any<S>(y, m, u) for run_time_mode.
 template <semantics S, rounding_mode M, class V>
-LOWBIT_ALWAYS_INLINE V round_step(V y, rounding_mode m) noexcept {
+LOWBIT_ALWAYS_INLINE V round_step(V y, rounding_mode m, V u = V(0)) noexcept {
   if constexpr (M == run_time_mode)
-    return round_integral_any<S>(y, m);
+    return round_integral_any<S>(y, m, u);
   else
-    return (void)m, round_integral<S, M>(y);
+    return (void)m, round_integral_u<S, M>(y, u);
 }
 
 /// round_integral_any_zero<S, M>(y) likewise (the run-time mode a switch).
 template <semantics S, rounding_mode M, class V>
-LOWBIT_ALWAYS_INLINE V round_step_any_zero(V y, rounding_mode m) noexcept {
+LOWBIT_ALWAYS_INLINE V round_step_any_zero(V y, rounding_mode m, V u = V(0)) noexcept {
   if constexpr (M == run_time_mode) {
     return switch_mode(m, [&](auto mc) LOWBIT_ALWAYS_INLINE_LAMBDA {
-      return round_integral_any_zero<S, decltype(mc)::value>(y);
+      return round_step_any_zero<S, decltype(mc)::value>(y, m, u);
     });
+  } else if constexpr (M == rounding_mode::stochastic) {
+    return (void)m, round_stochastic(y, u);
   } else {
-    return (void)m, round_integral_any_zero<S, M>(y);
+    return (void)m, (void)u, round_integral_any_zero<S, M>(y);
   }
 }
 
@@ -314,8 +413,14 @@ T round_integral(T y, rounding_mode mode) {
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
                 "lowbit::round_integral takes float or double");
   detail::check_rounding_mode(mode, "lowbit::round_integral");
+  if (mode == rounding_mode::stochastic) [[unlikely]]
+    detail::throw_error("lowbit::round_integral: rounding_mode = STOCHASTIC needs a seed and an element index; "
+                        "expected a deterministic mode (use lowbit::round_stochastic)");
   return detail::with_rounding_mode(mode, [&](auto m) {
-    return detail::round_integral<S, decltype(m)::value>(y);
+    if constexpr (decltype(m)::value == rounding_mode::stochastic)
+      return y;  // not reached
+    else
+      return detail::round_integral<S, decltype(m)::value>(y);
   });
 }
 

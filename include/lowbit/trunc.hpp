@@ -28,6 +28,7 @@
 #include "detail/integer.hpp"
 #include "detail/simd.hpp"
 #include "detail/stage.hpp"
+#include "detail/stochastic.hpp"
 #include "error.hpp"
 #include "parallel.hpp"
 #include "rounding.hpp"
@@ -292,9 +293,15 @@ struct trunc_kernel : scale_divider {
   bool t_inverse = false;
   /// The mode when M is run_time_mode (round_step).
   rounding_mode mode = M;
+  /// The seed and random bits of the stochastic mode (detail/stochastic.hpp).
+  stochastic_source rnd{};
+  /// The stochastic mode (and the run-time mode, which may be it) takes
+  /// each element's flat output index; a declining (Inline) kernel never
+  /// runs it (state::run).
+  static constexpr bool index_aware = needs_index<M> && !Inline;
   /// The scalar loop's kernel, shared by every mode (scalar_kernel_of).
   trunc_kernel<S, run_time_mode, St, Inline> scalar_kernel() const noexcept {
-    return {*this, t_div, t_inverse, mode};
+    return {*this, t_div, t_inverse, mode, rnd};
   }
   template <class V>
   LOWBIT_ALWAYS_INLINE V by_t(V v, V t, bool inverse) const noexcept {
@@ -310,6 +317,12 @@ struct trunc_kernel : scale_divider {
       return apply(x, scale, zp, t, t_inverse, out_scale, lo, hi);
     }
   }
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V operator()(element_index idx, V x, V scale, V zp, V t, V out_scale, V lo,
+                                    V hi) const noexcept {
+    static_assert(!Inline);
+    return apply(x, scale, zp, t, t_inverse, out_scale, lo, hi, rnd.template threshold<M, V>(mode, idx));
+  }
   /// Inline, a batch: t's exact inverse from the fast path, or declined.
   template <class V>
   LOWBIT_ALWAYS_INLINE V try_batch(bool& ok, V x, V scale, V zp, V, V out_scale, V lo, V hi) const noexcept {
@@ -322,7 +335,8 @@ struct trunc_kernel : scale_divider {
   }
   /// The operator with t (or 1/t when `inverse`) known.
   template <class V>
-  LOWBIT_ALWAYS_INLINE V apply(V x, V scale, V zp, V t, bool inverse, V out_scale, V lo, V hi) const noexcept {
+  LOWBIT_ALWAYS_INLINE V apply(V x, V scale, V zp, V t, bool inverse, V out_scale, V lo, V hi,
+                               V u = V(0)) const noexcept {
     if constexpr (St == stage::dequant) return dequantize(x, out_scale, by_t(zp, t, inverse));
     V y = scaled_input(*this, x, scale, zp);
     y = detail::rint(y);
@@ -330,7 +344,7 @@ struct trunc_kernel : scale_divider {
     // Compare-and-replace in both semantics: QONNX's Trunc uses np.where
     // (y > max, y < min), so -0 passes an unsigned clamp as -0 (unlike
     // IntQuant's np.clip).
-    const V q = round_step<S, M>(clamp<semantics::exact>(y, lo, hi), mode);
+    const V q = round_step<S, M>(clamp<semantics::exact>(y, lo, hi), mode, u);
     if constexpr (St == stage::code) return q;
     return dequantize(q, out_scale, by_t(zp, t, inverse));
   }
@@ -342,15 +356,26 @@ template <semantics S, rounding_mode M, stage St = stage::fake>
 struct trunc_v1_kernel {
   /// The mode when M is run_time_mode (round_step).
   rounding_mode mode = M;
+  /// The seed and random bits of the stochastic mode (detail/stochastic.hpp).
+  stochastic_source rnd{};
+  static constexpr bool index_aware = needs_index<M>;
   /// The scalar loop's kernel, shared by every mode (scalar_kernel_of).
-  trunc_v1_kernel<S, run_time_mode, St> scalar_kernel() const noexcept { return {mode}; }
+  trunc_v1_kernel<S, run_time_mode, St> scalar_kernel() const noexcept { return {mode, rnd}; }
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V t) const noexcept {
-    if constexpr (St == stage::dequant) return dequantize(x, scale, zp);
+    return eval(V(0), x, scale, zp, t);
+  }
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V operator()(element_index idx, V x, V scale, V zp, V t) const noexcept {
+    return eval(rnd.template threshold<M, V>(mode, idx), x, scale, zp, t);
+  }
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V eval(V u, V x, V scale, V zp, V t) const noexcept {
+    if constexpr (St == stage::dequant) return (void)u, dequantize(x, scale, zp);
     V y = scaled_input(x, scale, zp);
     y = detail::rint(y);
     y = detail::quotient(y, t);
-    const V q = round_step<S, M>(y, mode);
+    const V q = round_step<S, M>(y, mode, u);
     if constexpr (St == stage::code) return q;
     return dequantize(q, scale, zp);
   }
@@ -405,6 +430,16 @@ struct trunc {
   bool is_signed = true;                           ///< QONNX attribute `signed`.
   bool narrow = false;                             ///< QONNX attribute `narrow`.
   rounding_mode rounding = rounding_mode::floor;   ///< QONNX attribute `rounding_mode` (default FLOOR).
+  /// rounding_mode::stochastic only (a lowbit extension): the seed of the
+  /// draws (any value); an element's draw depends only on the seed,
+  /// random_bits and its flat index in y.
+  std::uint64_t seed = 0;
+  /// rounding_mode::stochastic only: bits per draw, 1 to 23 (float) or 32 (double).
+  int random_bits = 16;
+  /// rounding_mode::stochastic only: the flat index of y's element 0 in a
+  /// larger tensor quantized in several calls (row-major pieces), so that
+  /// every element gets the draw it gets in one call.
+  std::uint64_t index_offset = 0;
   /// Threads for large calls (opt-in; bit-identical results): lowbit::execution.
   execution exec{};
 
@@ -416,7 +451,9 @@ struct trunc {
   /// The attributes by QONNX name, for lowbit::set_attribute.
   static constexpr auto attributes() {
     return std::tuple{detail::attribute{"signed", &trunc::is_signed}, detail::attribute{"narrow", &trunc::narrow},
-                      detail::attribute{"rounding_mode", &trunc::rounding}};
+                      detail::attribute{"rounding_mode", &trunc::rounding}, detail::attribute{"seed", &trunc::seed},
+                      detail::attribute{"random_bits", &trunc::random_bits},
+                      detail::attribute{"index_offset", &trunc::index_offset}};
   }
 
   /// The numpy broadcast of x, scale, zeropt, out_scale and out_bitwidth
@@ -452,6 +489,7 @@ struct trunc {
 
   template <class T>
   void check_values(const args<T>& a) const {
+    detail::check_random_bits<T>(random_bits, rounding, name);
     detail::validate_bitwidth_tensor(a.template get<"in_bitwidth">(), name, "in_bitwidth");
     detail::validate_bitwidth_tensor(a.template get<"out_bitwidth">(), name, "out_bitwidth");
     if constexpr (S == semantics::exact) {
@@ -477,6 +515,7 @@ struct trunc {
                   "lowbit::trunc works on float and double tensors");
     std::array<const detail::nd<const T>*, operands::size> ops{};
     rounding_mode mode;
+    detail::stochastic_source rnd;
     bool simd, t_inline = false, t_inverse = false;
     detail::derived_storage<T, 1> tst;
     detail::derived_storage<T, 2> lim;
@@ -494,14 +533,16 @@ struct trunc {
 
     state(const trunc& op, const args<T>& a, const shape& out, const shape& ts)
         : mode(op.rounding),
+          rnd{op.seed, op.random_bits, op.index_offset},
           simd(detail::simd_enabled()),
           // A t for every output element (a per-element scale or out_scale):
           // the SIMD kernel computes each t where it uses it (trunc_kernel's
           // Inline) rather than in a pass of its own over a t tensor, which it
           // would read once. The scalar path keeps the pass, so the tests
           // compare the two.
+          // (Not for the stochastic mode: a declining kernel takes no index.)
           t_inline(S == semantics::reference && std::is_same_v<T, float> && simd && ts.count() > 1 &&
-                   ts.count() == out.count()),
+                   ts.count() == out.count() && op.rounding != rounding_mode::stochastic),
           tst(t_inline ? 0 : ts.count()),
           lim(a.template get<"out_bitwidth">().rank == 0 ? 1 : a.template get<"out_bitwidth">().get_shape().count()) {
       const detail::nd<const T>& ss = a.template get<"scale">();
@@ -576,7 +617,8 @@ struct trunc {
         if (t_inline) return detail::run_piece_compact(K{sd, D{}, false, mode}, pc, simd_on);
       }
       detail::with_rounding_mode(mode, [&](auto mc) {
-        detail::run_piece(detail::trunc_kernel<S, decltype(mc)::value, St>{sd, td, t_inverse}, pc, simd_on);
+        detail::run_piece(detail::trunc_kernel<S, decltype(mc)::value, St>{sd, td, t_inverse, decltype(mc)::value, rnd},
+                          pc, simd_on);
       });
     }
   };
@@ -605,6 +647,16 @@ struct trunc {
 template <semantics S = semantics::reference>
 struct trunc_v1 {
   rounding_mode rounding = rounding_mode::floor;   ///< QONNX attribute `rounding_mode` (default FLOOR).
+  /// rounding_mode::stochastic only (a lowbit extension): the seed of the
+  /// draws (any value); an element's draw depends only on the seed,
+  /// random_bits and its flat index in y.
+  std::uint64_t seed = 0;
+  /// rounding_mode::stochastic only: bits per draw, 1 to 23 (float) or 32 (double).
+  int random_bits = 16;
+  /// rounding_mode::stochastic only: the flat index of y's element 0 in a
+  /// larger tensor quantized in several calls (row-major pieces), so that
+  /// every element gets the draw it gets in one call.
+  std::uint64_t index_offset = 0;
   /// Threads for large calls (opt-in; bit-identical results): lowbit::execution.
   execution exec{};
 
@@ -614,7 +666,12 @@ struct trunc_v1 {
   using operands = detail::names<"scale", "zeropt", "t">;
   static constexpr bool accepts_double = true;
   /// The attributes by QONNX name, for lowbit::set_attribute.
-  static constexpr auto attributes() { return std::tuple{detail::attribute{"rounding_mode", &trunc_v1::rounding}}; }
+  static constexpr auto attributes() {
+    return std::tuple{detail::attribute{"rounding_mode", &trunc_v1::rounding},
+                      detail::attribute{"seed", &trunc_v1::seed},
+                      detail::attribute{"random_bits", &trunc_v1::random_bits},
+                      detail::attribute{"index_offset", &trunc_v1::index_offset}};
+  }
 
   /// The numpy broadcast of x, scale, zeropt, in_bitwidth and out_bitwidth.
   template <tensor_arg X, tensor_arg Scale, tensor_arg Zeropt, tensor_arg InBw, tensor_arg OutBw>
@@ -641,6 +698,7 @@ struct trunc_v1 {
 
   template <class T>
   void check_values(const args<T>& a) const {
+    detail::check_random_bits<T>(random_bits, rounding, name);
     detail::validate_bitwidth_tensor(a.template get<"in_bitwidth">(), name, "in_bitwidth");
     detail::validate_bitwidth_tensor(a.template get<"out_bitwidth">(), name, "out_bitwidth");
     if constexpr (S == semantics::exact) detail::check_scale_positive(name, "scale", a.template get<"scale">());
@@ -660,12 +718,14 @@ struct trunc_v1 {
                   "lowbit::trunc_v1 works on float and double tensors");
     std::array<const detail::nd<const T>*, operands::size> ops{};
     rounding_mode mode;
+    detail::stochastic_source rnd;
     shape ts;
     detail::derived_storage<T, 1> tst;
     detail::nd<const T> t_d;
 
     state(const trunc_v1& op, const args<T>& a, const shape&)
         : mode(op.rounding),
+          rnd{op.seed, op.random_bits, op.index_offset},
           ts(broadcast_shape({a.template get<"in_bitwidth">().get_shape(), a.template get<"out_bitwidth">().get_shape()},
                              {"in_bitwidth", "out_bitwidth"}, name)),
           tst(ts.count()) {
@@ -685,7 +745,7 @@ struct trunc_v1 {
     template <detail::stage St>
     void run(const detail::piece<T, operands::size>& pc, bool simd) const {
       detail::with_rounding_mode(mode, [&](auto mc) {
-        detail::run_piece(detail::trunc_v1_kernel<S, decltype(mc)::value, St>{}, pc, simd);
+        detail::run_piece(detail::trunc_v1_kernel<S, decltype(mc)::value, St>{decltype(mc)::value, rnd}, pc, simd);
       });
     }
   };

@@ -90,3 +90,27 @@ TEST_CASE("FloatQuant E4M3FN in reference semantics: SIMD equals scalar on all 2
     CHECK(first_bad == -1);
   }
 }
+
+TEST_CASE("FloatQuant E4M3FN, lowbit's extension modes: SIMD equals scalar on all 2^32 inputs",
+          "[.exhaustive][float_quant]") {
+  // STOCHASTIC (seed 0, 16 bits: the fast kernel against the general one),
+  // ROUND_TO_ODD and DPU, exact and reference semantics.
+  using lowbit::rounding_mode;
+  for (rounding_mode m : {rounding_mode::stochastic, rounding_mode::odd, rounding_mode::dpu}) {
+    for (bool exact : {true, false}) {
+      INFO(lowbit::to_string(m) << (exact ? " exact" : " reference"));
+      auto with = [&](bool simd) {
+        return [&, simd](const std::vector<float>& x, std::vector<float>& y) {
+          const lowbit::detail::simd_scope scope(simd);
+          if (exact)
+            lowbit::float_quant<lowbit::semantics::exact>{.rounding = m}(x, 0.75f, 4.0f, 3.0f, 7.0f, 448.0f, y);
+          else
+            lowbit::float_quant<>{.rounding = m}(x, 0.75f, 4.0f, 3.0f, 7.0f, 448.0f, y);
+        };
+      };
+      const std::int64_t first_bad = lowbit_test::sweep_all_float32(with(true), with(false));
+      if (first_bad >= 0) INFO("first differing input: " << lowbit_test::show(lowbit_test::f32(std::uint32_t(first_bad))));
+      CHECK(first_bad == -1);
+    }
+  }
+}

@@ -36,6 +36,12 @@ const config configs[] = {
     {lowbit::rounding_mode::half_up, false, true, false, 1.0f, 0.0f, 24.0f},
     {lowbit::rounding_mode::half_down, true, false, false, 0.7f, 1.0f, 25.0f},
     {lowbit::rounding_mode::half_up, true, true, false, 0.5f, 0.25f, 1.0f},  // bipolar
+    // lowbit's extensions; stochastic with seed 0 and 16 random bits, each
+    // element's draw from its index in the sweep's block of 2^16.
+    {lowbit::rounding_mode::stochastic, false, true, false, 0.05f, 0.0f, 8.0f},
+    {lowbit::rounding_mode::stochastic, true, false, false, 0.37f, 3.0f, 24.0f},
+    {lowbit::rounding_mode::odd, true, true, false, 0.3f, 0.0f, 8.0f},
+    {lowbit::rounding_mode::dpu, false, true, false, 0.5f, 0.0f, 16.0f},
 };
 
 template <lowbit::semantics S>

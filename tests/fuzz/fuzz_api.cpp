@@ -556,9 +556,12 @@ void with_params(bool scalars, F&& f, P&... p) {
 /// Random attribute names and values for lowbit::set_attribute.
 void fuzz_attributes(FuzzedDataProvider& in, auto& op) {
   static constexpr const char* names[] = {"signed", "narrow", "rounding_mode", "has_inf", "has_infinity",
-                                          "has_nan", "has_subnormal", "saturation", "", "Signed"};
+                                          "has_nan", "has_subnormal", "saturation", "", "Signed",
+                                          "seed", "random_bits", "index_offset"};
   static constexpr const char* values[] = {"0", "1", "true", "false", "ROUND", "round", "Half_Even", "CEIL",
-                                           "floor", "UP", "down", "HALF_UP", "half_down", "2", "", "-1"};
+                                           "floor", "UP", "down", "HALF_UP", "half_down", "2", "", "-1",
+                                           "stochastic", "Round_To_Odd", "dpu", "ties_away", "23", "24",
+                                           "18446744073709551615", "18446744073709551616"};
   const int n = in.ConsumeIntegralInRange<int>(0, 3);
   for (int i = 0; i < n; ++i) {
     std::string name, value;
@@ -577,14 +580,26 @@ void fuzz_attributes(FuzzedDataProvider& in, auto& op) {
       // op must be unchanged: compare the attribute fields we know.
       if constexpr (requires { op.rounding; })
         if (before.rounding != op.rounding) fail("set_attribute changed the operator and threw");
+      if constexpr (requires { op.seed; })
+        if (before.seed != op.seed || before.random_bits != op.random_bits || before.index_offset != op.index_offset)
+          fail("set_attribute changed the operator and threw");
+    }
+  }
+  // The stochastic mode's parameters: any seed and offset, bit counts in
+  // and out of range (an out-of-range count must throw with nothing written).
+  if constexpr (requires { op.seed; }) {
+    if (in.ConsumeBool()) {
+      op.seed = in.ConsumeIntegral<std::uint64_t>();
+      op.random_bits = in.ConsumeIntegralInRange<int>(-1, 34);
+      op.index_offset = in.ConsumeBool() ? in.ConsumeIntegral<std::uint64_t>() : 0;
     }
   }
 }
 
 lowbit::rounding_mode pick_rounding(FuzzedDataProvider& in) {
   const std::uint8_t k = in.ConsumeIntegral<std::uint8_t>();
-  if (k < 250) return static_cast<lowbit::rounding_mode>(k % 7);
-  return static_cast<lowbit::rounding_mode>(static_cast<int>(k) - 245);  // 5..10: some invalid
+  if (k < 250) return static_cast<lowbit::rounding_mode>(k % 10);  // QONNX's 7 and lowbit's 3
+  return static_cast<lowbit::rounding_mode>(static_cast<int>(k) - 242);  // 8..13: some invalid
 }
 
 void pick_exec(FuzzedDataProvider& in, lowbit::execution& e) {

@@ -78,6 +78,11 @@ class minifloat_oracle {
             case rounding_mode::half_even: up_mag = a > mid || (a == mid && hi.even); break;
             case rounding_mode::half_up: up_mag = a >= mid; break;
             case rounding_mode::half_down: up_mag = a > mid; break;
+            // lowbit's extensions: the odd neighbour; ties to even but a
+            // negative tie toward +inf (down in magnitude).
+            case rounding_mode::odd: up_mag = !hi.even; break;
+            case rounding_mode::dpu: up_mag = a > mid || (a == mid && !neg && hi.even); break;
+            case rounding_mode::stochastic: up_mag = false; break;  // needs a draw: not modelled
           }
           mag = up_mag ? hi.value : lo.value;
         }

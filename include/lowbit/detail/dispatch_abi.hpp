@@ -46,7 +46,7 @@ namespace lowbit::dispatch::abi {
 
 /// Changes whenever a type or a signature below changes; a table built
 /// against another version is refused.
-inline constexpr std::uint32_t version = 2;
+inline constexpr std::uint32_t version = 3;  // 3: seed, random_bits, index_offset
 
 /// A tensor: `rank` extents and strides (in elements), read where they lie.
 template <class T>
@@ -68,6 +68,10 @@ struct tensor {
 /// checks it, as it does when called directly).
 struct attributes {
   std::int32_t rounding;
+  // The stochastic mode's: `seed`, `random_bits`, `index_offset`.
+  std::uint64_t seed;
+  std::int32_t random_bits;
+  std::uint64_t index_offset;
   bool is_signed;
   bool narrow;
   bool has_inf;
@@ -126,7 +130,8 @@ struct table {
 template <class Op>
 constexpr bool covers_attributes() {
 #define LOWBIT_DETAIL_DISPATCH_NAME(member, name) , std::string_view(name)
-  constexpr std::string_view known[] = {"rounding_mode" LOWBIT_DETAIL_DISPATCH_FLAGS(LOWBIT_DETAIL_DISPATCH_NAME)};
+  constexpr std::string_view known[] = {"rounding_mode", "seed", "random_bits",
+                                        "index_offset" LOWBIT_DETAIL_DISPATCH_FLAGS(LOWBIT_DETAIL_DISPATCH_NAME)};
 #undef LOWBIT_DETAIL_DISPATCH_NAME
   return std::apply(
       [&](const auto&... a) {
@@ -148,6 +153,11 @@ attributes to_abi(const Op& op, bool use_simd) noexcept {
   static_assert(covers_attributes<Op>(), "lowbit::dispatch: an attribute has no field in abi::attributes");
   attributes a{};
   if constexpr (requires { op.rounding; }) a.rounding = static_cast<std::int32_t>(op.rounding);
+  if constexpr (requires { op.seed; }) {
+    a.seed = op.seed;
+    a.random_bits = op.random_bits;
+    a.index_offset = op.index_offset;
+  }
 #define LOWBIT_DETAIL_DISPATCH_TO(member, name) \
   if constexpr (requires { op.member; }) a.member = op.member;
   LOWBIT_DETAIL_DISPATCH_FLAGS(LOWBIT_DETAIL_DISPATCH_TO)
@@ -165,6 +175,11 @@ template <class Op>
 Op from_abi(const attributes& a) {
   Op op{};
   if constexpr (requires { op.rounding; }) op.rounding = static_cast<decltype(op.rounding)>(a.rounding);
+  if constexpr (requires { op.seed; }) {
+    op.seed = a.seed;
+    op.random_bits = a.random_bits;
+    op.index_offset = a.index_offset;
+  }
 #define LOWBIT_DETAIL_DISPATCH_FROM(member, name) \
   if constexpr (requires { op.member; }) op.member = a.member;
   LOWBIT_DETAIL_DISPATCH_FLAGS(LOWBIT_DETAIL_DISPATCH_FROM)
