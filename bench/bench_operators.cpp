@@ -24,7 +24,9 @@
 //                                        semantics; tensor and channel patterns);
 //                                        mode in lower case as in QONNX
 //                                        (round, ceil, floor, up, down, half_up, half_down;
-//                                        "none" for bipolar_quant, which has no mode)
+//                                        "none" for bipolar_quant, which has no mode), and
+//                                        lowbit's round_to_odd, dpu and stochastic (seed 0,
+//                                        16 random bits: compare with round of the same run)
 //   int_quant/<mode>/nchw/<N>            x [1, 64, H, W], scale [1, 64, 1, 1]
 //   int_quant_scalar_path/round/tensor/<N>   lowbit::int_quant on the scalar kernels (detail::simd_scope)
 //   threads/<T>/<op>/round/tensor/<N>    op int_quant or float_quant_e4m3 with
@@ -504,7 +506,9 @@ bool register_all() {
       {"float_quant_exact_e5m2", lowbit::formats::fp8_e5m2},
       {"float_quant_exact_e2m1", lowbit::formats::fp4_e2m1},
   };
-  for (lowbit::rounding_mode m : lowbit::all_rounding_modes) {
+  std::vector<lowbit::rounding_mode> modes(lowbit::all_rounding_modes.begin(), lowbit::all_rounding_modes.end());
+  modes.insert(modes.end(), {lowbit::rounding_mode::odd, lowbit::rounding_mode::dpu, lowbit::rounding_mode::stochastic});
+  for (lowbit::rounding_mode m : modes) {
     const std::string mode = lower(lowbit::to_string(m));
     for (pattern p : {pattern::tensor, pattern::channel, pattern::element, pattern::nchw})
       for (std::size_t n : ns) {

@@ -102,6 +102,22 @@ int main() {
     expect("set_attribute", y, {INFINITY, 0.28125f});
   }
   {
+    // readme: stochastic
+    // Stochastic rounding (a lowbit extension): 0.25 rounds up with probability 1/4, each element
+    // drawing from the seed and its index: the same bits on any machine, thread count or SIMD width.
+    lowbit::int_quant<> q{.rounding = lowbit::rounding_mode::stochastic, .seed = 2024};
+    std::vector<float> x(10000, 0.25f), y(10000);
+    q(x, 1.0f, 0.0f, 8.0f, y);  // every y is 0 or 1, about a quarter of them 1
+    // readme: end
+    std::size_t ones = 0, zeros = 0;
+    for (float v : y) {
+      ones += v == 1.0f;
+      zeros += v == 0.0f && !std::signbit(v);
+    }
+    std::printf("%-26s %zu of %zu are 1\n", "stochastic", ones, y.size());
+    failures += ones + zeros == y.size() && ones > 2300 && ones < 2700 ? 0 : 1;
+  }
+  {
     // readme: group_int_quant
     // Group-wise IntQuant: unsigned 4 bits, one scale and zero point per group of 4 along the
     // last axis (the last group of each row ragged), derived from each group's min and max (AWQ).
