@@ -273,11 +273,8 @@ LOWBIT_BENCH_NOINLINE void philox_thresholds(float* __restrict y, std::size_t n,
 LOWBIT_BENCH_NOINLINE void philox_group_thresholds(float* __restrict y, std::size_t n, std::uint64_t seed) {
   using F = xsimd::batch<float>;
   constexpr std::size_t group = 256;  // r = 8
-  alignas(64) F t[group / F::size];
-  for (std::size_t g = 0; (g + 1) * group <= n; ++g) {
-    lowbit::detail::stochastic_thresholds_group(seed, 8, g, t);
-    for (std::size_t b = 0; b < group / F::size; ++b) t[b].store_aligned(y + g * group + b * F::size);
-  }
+  for (std::size_t g = 0; (g + 1) * group <= n; ++g)
+    lowbit::detail::stochastic_thresholds_group<F::arch_type>(seed, 8, g, y + g * group);
 }
 
 template <class T, void (*f)(T*, std::size_t, std::uint64_t)>

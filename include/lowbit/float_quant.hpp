@@ -768,6 +768,13 @@ struct float_quant {
 
     template <detail::stage St>
     void run(const detail::piece<T, operands::size>& pc, bool simd) const {
+      // The stochastic mode's group cache, on this frame (one per piece and thread).
+      detail::with_group_cache(rnd, mode, [&](const detail::stochastic_source& r) { run_with<St>(pc, simd, r); });
+    }
+
+    /// run() with the random source `rnd` (the state's, with a group cache).
+    template <detail::stage St>
+    void run_with(const detail::piece<T, operands::size>& pc, bool simd, const detail::stochastic_source& rnd) const {
       using O = operands;
       constexpr std::size_t scale_k = O::index<"scale">, mant_k = O::index<"mantissa">, emin_k = O::index<"emin">;
       // Power-of-two fast path (see int_quant): a constant scale whose

@@ -333,6 +333,13 @@ struct group_int_quant {
     /// piece multiplies by its exact reciprocal, as in int_quant).
     template <detail::stage St>
     void run(const detail::piece<T, operands::size>& pc, bool simd) const {
+      // The stochastic mode's group cache, on this frame (one per piece and thread).
+      detail::with_group_cache(rnd, mode, [&](const detail::stochastic_source& r) { run_with<St>(pc, simd, r); });
+    }
+
+    /// run() with the random source `rnd` (the state's, with a group cache).
+    template <detail::stage St>
+    void run_with(const detail::piece<T, operands::size>& pc, bool simd, const detail::stochastic_source& rnd) const {
       if (bipolar) return detail::run_piece(detail::int_quant_bipolar_kernel<S, St>{}, pc, simd);
       constexpr std::size_t scale_k = operands::index<"scale">;
       detail::with_rounding_mode(mode, [&](auto mc) {

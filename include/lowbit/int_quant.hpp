@@ -291,6 +291,13 @@ struct int_quant {
 
     template <detail::stage St>
     void run(const detail::piece<T, operands::size>& pc, bool simd) const {
+      // The stochastic mode's group cache, on this frame (one per piece and thread).
+      detail::with_group_cache(rnd, mode, [&](const detail::stochastic_source& r) { run_with<St>(pc, simd, r); });
+    }
+
+    /// run() with the random source `rnd` (the state's, with a group cache).
+    template <detail::stage St>
+    void run_with(const detail::piece<T, operands::size>& pc, bool simd, const detail::stochastic_source& rnd) const {
       constexpr std::size_t scale_k = operands::index<"scale">, bipolar_k = operands::index<"bipolar">;
       // The bipolar kernel when every element of the piece is bipolar, the
       // mixed one when some may be, else the plain one.

@@ -666,6 +666,13 @@ struct mx_quant {
 
     template <detail::stage St>
     void run(const detail::piece<T, 1>& pc, bool simd) const {
+      // The stochastic mode's group cache, on this frame (one per piece and thread).
+      detail::with_group_cache(rnd, mode, [&](const detail::stochastic_source& r) { run_with<St>(pc, simd, r); });
+    }
+
+    /// run() with the random source `rnd` (the state's, with a group cache).
+    template <detail::stage St>
+    void run_with(const detail::piece<T, 1>& pc, bool simd, const detail::stochastic_source& rnd) const {
       const mx_element_info fi = info(format);
       const std::int32_t* thr = S == semantics::reference ? detail::log2_roundup_thresholds() : nullptr;
       detail::with_rounding_mode(mode, [&](auto mc) {

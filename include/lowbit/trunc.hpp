@@ -604,6 +604,13 @@ struct trunc {
 
     template <detail::stage St>
     void run(const detail::piece<T, operands::size>& pc, bool simd_on) const {
+      // The stochastic mode's group cache, on this frame (one per piece and thread).
+      detail::with_group_cache(rnd, mode, [&](const detail::stochastic_source& r) { run_with<St>(pc, simd_on, r); });
+    }
+
+    /// run() with the random source `rnd` (the state's, with a group cache).
+    template <detail::stage St>
+    void run_with(const detail::piece<T, operands::size>& pc, bool simd_on, const detail::stochastic_source& rnd) const {
       constexpr std::size_t scale_k = operands::index<"scale">, t_k = operands::index<"t">;
       // Power-of-two fast path (see int_quant): a constant scale or t
       // with an exact reciprocal; the scalar path keeps dividing.
@@ -744,6 +751,13 @@ struct trunc_v1 {
 
     template <detail::stage St>
     void run(const detail::piece<T, operands::size>& pc, bool simd) const {
+      // The stochastic mode's group cache, on this frame (one per piece and thread).
+      detail::with_group_cache(rnd, mode, [&](const detail::stochastic_source& r) { run_with<St>(pc, simd, r); });
+    }
+
+    /// run() with the random source `rnd` (the state's, with a group cache).
+    template <detail::stage St>
+    void run_with(const detail::piece<T, operands::size>& pc, bool simd, const detail::stochastic_source& rnd) const {
       detail::with_rounding_mode(mode, [&](auto mc) {
         detail::run_piece(detail::trunc_v1_kernel<S, decltype(mc)::value, St>{decltype(mc)::value, rnd}, pc, simd);
       });

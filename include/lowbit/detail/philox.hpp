@@ -237,6 +237,33 @@ LOWBIT_ALWAYS_INLINE void philox4x32_10_portable(U& c0, U& c1, U& c2, U& c3, std
   philox4x32_10_impl<true>(c0, c1, c2, c3, k0, k1);
 }
 
+/// Two Philox4x32-10 in place, round by round: the same words as two
+/// calls, with two independent chains of multiplications for the CPU to
+/// overlap (one call is bound by the latency of its rounds).
+template <class U>
+LOWBIT_ALWAYS_INLINE void philox4x32_10_x2(U (&a)[4], U (&b)[4], std::uint32_t k0, std::uint32_t k1) noexcept {
+  for (int round = 0; round < 10; ++round) {
+    if (round != 0) {
+      k0 += philox_w0;
+      k1 += philox_w1;
+    }
+    U ahi0, alo0, ahi1, alo1, bhi0, blo0, bhi1, blo1;
+    mulhilo32(philox_m0, a[0], ahi0, alo0);
+    mulhilo32(philox_m0, b[0], bhi0, blo0);
+    mulhilo32(philox_m1, a[2], ahi1, alo1);
+    mulhilo32(philox_m1, b[2], bhi1, blo1);
+    const U kk0(k0), kk1(k1);
+    a[0] = ahi1 ^ a[1] ^ kk0;
+    b[0] = bhi1 ^ b[1] ^ kk0;
+    a[1] = alo1;
+    b[1] = blo1;
+    a[2] = ahi0 ^ a[3] ^ kk1;
+    b[2] = bhi0 ^ b[3] ^ kk1;
+    a[3] = alo0;
+    b[3] = blo0;
+  }
+}
+
 /// Philox4x32-10 of one counter, Random123's argument order.
 inline std::array<std::uint32_t, 4> philox4x32_10(std::array<std::uint32_t, 4> ctr,
                                                   std::array<std::uint32_t, 2> key) noexcept {
@@ -365,16 +392,18 @@ LOWBIT_ALWAYS_INLINE V stochastic_threshold(std::uint64_t seed, int r, std::uint
   }
 }
 
-/// The thresholds of the G = stochastic_group_size(r) elements of group g
-/// (flat indices g G .. g G + G - 1), in element order: out[b] holds the
-/// elements b n .. b n + n - 1, n = V::size lanes, for b < G / n. Equal to
-/// stochastic_threshold<V>(seed, r, g G + b n, 1), but 16 / n Philox calls
-/// of n lanes each for the whole group (one Philox per 16 counters, the
-/// layout the mapping was chosen for), instead of one per element: the
-/// path for a kernel that walks a whole group. float lanes, 1 <= r <= 23.
+/// The thresholds of the G = stochastic_group_size(r) elements of each of
+/// the `groups` (1 or 2) groups g, g + 1, ... (flat indices g G .. (g +
+/// groups) G - 1), in element order: out[i] is element g G + i's, for i <
+/// groups G (out holds that many floats). Equal to
+/// stochastic_threshold<batch<float, A>>(seed, r, g G + b n, 1) batch by
+/// batch, but one Philox of n lanes per n counters (one per 16 counters of
+/// a group at 16 lanes, the layout the mapping was chosen for) instead of
+/// one per batch, two at a time (philox4x32_10_x2): the path of a kernel
+/// walking whole groups. float lanes, 1 <= r <= 23.
 template <class A>
-LOWBIT_ALWAYS_INLINE void stochastic_thresholds_group(std::uint64_t seed, int r, std::uint64_t g,
-                                                      xsimd::batch<float, A>* out) noexcept {
+LOWBIT_ALWAYS_INLINE void stochastic_thresholds_group(std::uint64_t seed, int r, std::uint64_t g, float* out,
+                                                      int groups = 1) noexcept {
   using V = xsimd::batch<float, A>;
   using U = xsimd::batch<std::uint32_t, A>;
   constexpr std::size_t n = U::size;
@@ -383,19 +412,42 @@ LOWBIT_ALWAYS_INLINE void stochastic_thresholds_group(std::uint64_t seed, int r,
   alignas(64) static constexpr std::uint32_t iota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
   const int w = stochastic_field_bits(r);
   const int draws = 4 * (32 / w);  // D
+  const std::size_t G = stochastic_group_size(r);
   const U mask(r >= 32 ? 0xFFFFFFFFu : (std::uint32_t(1) << r) - 1u);
   const V unit(stochastic_unit<float>(r));
   const std::uint32_t k0 = static_cast<std::uint32_t>(seed), k1 = static_cast<std::uint32_t>(seed >> 32);
-  for (std::size_t col = 0; col < columns; ++col) {
-    U words[4] = {U(static_cast<std::uint32_t>(col * n)) + U::load_aligned(iota),
-                  U(static_cast<std::uint32_t>(g)), U(static_cast<std::uint32_t>(g >> 32)), U(0u)};
-    philox4x32_10(words[0], words[1], words[2], words[3], k0, k1);
-    // Element 16 u + col n + j takes word u mod 4, field u / 4.
+  // Unit q: group g + q / columns, the n counters of column q % columns.
+  auto counter = [&](std::size_t q, U (&c)[4]) {
+    const std::uint64_t gq = g + q / columns;
+    c[0] = U(static_cast<std::uint32_t>((q % columns) * n)) + U::load_aligned(iota);
+    c[1] = U(static_cast<std::uint32_t>(gq));
+    c[2] = U(static_cast<std::uint32_t>(gq >> 32));
+    c[3] = U(0u);
+  };
+  // Element 16 u + col n + j of the unit's group takes word u mod 4, field u / 4.
+  auto emit = [&](std::size_t q, const U (&c)[4]) {
+    float* const o = out + (q / columns) * G + (q % columns) * n;
     for (int u = 0; u < draws; ++u) {
-      const U d1 = ((words[u & 3] >> (w * (u >> 2) + w - r)) & mask) + U(1u);
-      out[static_cast<std::size_t>(u) * columns + col] =
-          xsimd::batch_cast<float>(bit_cast_batch<std::int32_t>(d1)) * unit;
+      const U d1 = ((c[u & 3] >> (w * (u >> 2) + w - r)) & mask) + U(1u);
+      const V t = xsimd::batch_cast<float>(bit_cast_batch<std::int32_t>(d1)) * unit;
+      t.store_unaligned(o + static_cast<std::size_t>(u) * 16);
     }
+  };
+  const std::size_t units = static_cast<std::size_t>(groups) * columns;
+  std::size_t q = 0;
+  for (; q + 2 <= units; q += 2) {
+    U a[4], b[4];
+    counter(q, a);
+    counter(q + 1, b);
+    philox4x32_10_x2(a, b, k0, k1);
+    emit(q, a);
+    emit(q + 1, b);
+  }
+  if (q < units) {
+    U a[4];
+    counter(q, a);
+    philox4x32_10(a[0], a[1], a[2], a[3], k0, k1);
+    emit(q, a);
   }
 }
 

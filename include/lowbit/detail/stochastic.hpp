@@ -10,6 +10,7 @@
 #define LOWBIT_DETAIL_STOCHASTIC_HPP
 
 #include <cstdint>
+#include <type_traits>
 
 #include "../config.hpp"
 #include "../rounding.hpp"
@@ -23,6 +24,25 @@ LOWBIT_BEGIN_DETAIL_NAMESPACE
 template <rounding_mode M>
 inline constexpr bool needs_index = M == rounding_mode::stochastic || M == run_time_mode;
 
+/// The thresholds of two groups of elements (detail/philox.hpp: a group is
+/// 64, 128 or 256 consecutive flat indices; groups 2h and 2h + 1), kept by
+/// a piece's stochastic kernel so that a float batch takes its thresholds
+/// from one Philox per 16 counters (stochastic_thresholds_group, two
+/// chains at a time) instead of one per batch. One per piece and thread
+/// (on the stack of state::run): `h` is the cached pair.
+struct stochastic_group_cache {
+  alignas(64) float t[512];
+  std::uint64_t h = ~std::uint64_t(0);  // no pair: every h is below 2^57
+};
+
+/// Fills the cache with the pair of groups h: out of line, so that the
+/// Philox rounds do not crowd the registers of the kernel's loop.
+template <class A>
+LOWBIT_NOINLINE void fill_group_cache(stochastic_group_cache& c, std::uint64_t seed, int bits, std::uint64_t h) noexcept {
+  stochastic_thresholds_group<A>(seed, bits, h * 2, c.t, 2);
+  c.h = h;
+}
+
 /// The random source of a stochastic kernel: the operator's `seed`,
 /// `random_bits` and `index_offset`, copied into the kernel once per piece.
 struct stochastic_source {
@@ -32,6 +52,26 @@ struct stochastic_source {
   /// `index_offset`): a tensor quantized in several calls gets the draws
   /// of one call. Indices wrap modulo 2^64.
   std::uint64_t offset = 0;
+  /// The group cache of the piece (with_group_cache), or none.
+  stochastic_group_cache* cache = nullptr;
+
+  /// The thresholds of the lanes at flat indices i, i + step, ...
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V lanes(element_index idx) const noexcept {
+    const std::uint64_t i = offset + idx.first;
+    if constexpr (is_batch_v<V> && std::is_same_v<lane_t<V>, float>) {
+      // Consecutive lanes inside one pair of groups: from the cache.
+      const int lp = stochastic_group_log2(bits) + 1;
+      const std::uint64_t e = i & ((std::uint64_t(1) << lp) - 1);
+      if (cache != nullptr && idx.step == 1 && e + V::size <= (std::uint64_t(1) << lp)) [[likely]] {
+        const std::uint64_t h = i >> lp;
+        if (cache->h != h) [[unlikely]]
+          fill_group_cache<typename V::arch_type>(*cache, seed, bits, h);
+        return V::load_unaligned(cache->t + e);
+      }
+    }
+    return stochastic_threshold<V>(seed, bits, i, idx.step);
+  }
 
   /// The thresholds (d + 1) 2^-bits of the lanes at `idx` (lane j: flat
   /// index idx.first + j * idx.step) for a kernel of mode M (run-time
@@ -39,15 +79,28 @@ struct stochastic_source {
   template <rounding_mode M, class V>
   LOWBIT_ALWAYS_INLINE V threshold(rounding_mode mode, element_index idx) const noexcept {
     if constexpr (M == rounding_mode::stochastic) {
-      return (void)mode, stochastic_threshold<V>(seed, bits, offset + idx.first, idx.step);
+      return (void)mode, lanes<V>(idx);
     } else if constexpr (M == run_time_mode) {
-      if (mode == rounding_mode::stochastic) return stochastic_threshold<V>(seed, bits, offset + idx.first, idx.step);
+      if (mode == rounding_mode::stochastic) return lanes<V>(idx);
       return V(0);
     } else {
       return (void)mode, (void)idx, V(0);
     }
   }
 };
+
+/// Calls f(source) with `rnd` given a group cache of its own (on this
+/// stack frame) when `mode` is stochastic, else with `rnd` as it is: what a
+/// state's run() wraps its stochastic kernels in, once per piece.
+template <class F>
+LOWBIT_ALWAYS_INLINE decltype(auto) with_group_cache(const stochastic_source& rnd, rounding_mode mode, F&& f) {
+  if (mode != rounding_mode::stochastic) [[likely]]
+    return f(rnd);
+  stochastic_group_cache cache;
+  stochastic_source r = rnd;
+  r.cache = &cache;
+  return f(r);
+}
 
 LOWBIT_END_DETAIL_NAMESPACE  // namespace lowbit::detail
 
