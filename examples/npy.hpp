@@ -82,7 +82,12 @@ inline std::string printable(std::string_view s, std::size_t max = 48) {
 }
 
 /// printable(s) in single quotes.
-inline std::string quote(std::string_view s, std::size_t max = 48) { return "'" + printable(s, max) + "'"; }
+inline std::string quote(std::string_view s, std::size_t max = 48) {
+  std::string r(1, '\'');  // not "'" + ...: GCC 12's -Wrestrict false positive
+  r += printable(s, max);
+  r += '\'';
+  return r;
+}
 
 /// A Python literal as the header writes it.
 struct value {
