@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Builds and runs lowbit's main job, the rounding-mode benchmark
 # (examples/rounding_benchmark.cpp).
-# Arguments are passed on to the example.
+# Arguments are passed on to the example; it runs in the caller's directory,
+# so relative paths (--input FILE.npy, --plot FILE.svg) are the caller's.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+here=$PWD
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
 
 ./scripts/setup.sh >&2
 
@@ -14,5 +17,7 @@ if ! { cmake --preset default && cmake --build --preset default --target lowbit-
   echo "main: build failed" >&2
   exit 1
 fi
+rm -f "$log"
 
-exec ./build/examples/lowbit-example-rounding_benchmark "$@"
+cd "$here"
+exec "$root/build/examples/lowbit-example-rounding_benchmark" "$@"
