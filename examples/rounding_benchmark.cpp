@@ -86,8 +86,8 @@ const char usage_text[] =
     "                     fp8_e5m2 (e5m2), fp6_e2m3 (e2m3), fp6_e3m2 (e3m2), fp4_e2m1 (e2m1)\n"
     "\n"
     "Stochastic rounding (set on the operators that have these fields):\n"
-    "  --seed N           the random seed, 0 to 2^64 - 1\n"
-    "  --random-bits N    random bits per element, 1 to 32\n"
+    "  --seed N           the seed of the STOCHASTIC mode's draws, 0 to 2^64 - 1 (default 0)\n"
+    "  --random-bits N    random bits per element for STOCHASTIC, 1 to 23 (default 16)\n"
     "\n"
     "  --help             this text\n"
     "\n"
@@ -199,13 +199,21 @@ const std::vector<float_format>& float_formats() {
   return f;
 }
 
+/// QONNX's seven modes, then lowbit's ROUND_TO_ODD, DPU and STOCHASTIC.
+std::vector<lowbit::rounding_mode> every_mode() {
+  std::vector<lowbit::rounding_mode> m(lowbit::all_rounding_modes.begin(), lowbit::all_rounding_modes.end());
+  m.insert(m.end(), lowbit::extension_rounding_modes.begin(), lowbit::extension_rounding_modes.end());
+  m.push_back(lowbit::rounding_mode::stochastic);
+  return m;
+}
+
 struct options {
   enum { summary, full, csv, json } output = summary;
   std::string plot;
   bool quick = false;
   std::string input;  // empty: the built-in inputs
   bool int_quant = true, trunc = true, float_quant = true, bipolar = true;
-  std::vector<lowbit::rounding_mode> modes{lowbit::all_rounding_modes.begin(), lowbit::all_rounding_modes.end()};
+  std::vector<lowbit::rounding_mode> modes = every_mode();
   std::vector<int> bits{2, 3, 4, 5, 6, 7, 8};
   bool bits_given = false;
   std::vector<const float_format*> formats;
@@ -305,7 +313,7 @@ options parse_options(int argc, char** argv) {
       o.modes.clear();
       for (const std::string& item : split_list(arg, value())) {
         if (lower(item) == "all") {
-          for (lowbit::rounding_mode m : lowbit::all_rounding_modes) add_once(o.modes, m);
+          for (lowbit::rounding_mode m : every_mode()) add_once(o.modes, m);
           continue;
         }
         try {
@@ -346,8 +354,8 @@ options parse_options(int argc, char** argv) {
       if (!o.seed) throw usage_error("--seed: '" + v + "' is not a seed; expected an integer from 0 to 18446744073709551615");
     } else if (arg == "--random-bits") {
       const std::string v = value();
-      o.random_bits = parse_integer<int>(v, 1, 32);
-      if (!o.random_bits) throw usage_error("--random-bits: '" + v + "' is invalid; expected an integer from 1 to 32");
+      o.random_bits = parse_integer<int>(v, 1, 23);
+      if (!o.random_bits) throw usage_error("--random-bits: '" + v + "' is invalid; expected an integer from 1 to 23 (float32 inputs)");
     } else {
       throw usage_error("unknown option '" + std::string(argv[i]) + "'");
     }

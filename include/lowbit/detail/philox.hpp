@@ -428,7 +428,21 @@ LOWBIT_ALWAYS_INLINE void stochastic_thresholds_group(std::uint64_t seed, int r,
   auto emit = [&](std::size_t q, const U (&c)[4]) {
     float* const o = out + (q / columns) * G + (q % columns) * n;
     for (int u = 0; u < draws; ++u) {
-      const U d1 = ((c[u & 3] >> (w * (u >> 2) + w - r)) & mask) + U(1u);
+      const int shift = w * (u >> 2) + w - r;
+#if XSIMD_WITH_AVX512F
+      if constexpr (std::is_base_of_v<xsimd::avx512f, A> && n == 16) {
+        // The maskz forms (all lanes): GCC 12 builds the plain shift and
+        // conversion on _mm512_undefined_*(), which -Wuninitialized flags
+        // once inlined (GCC bug 105593; see mulhilo32).
+        const __mmask16 all = 0xFFFF;
+        const __m512i d = _mm512_maskz_srlv_epi32(all, c[u & 3], _mm512_set1_epi32(shift));
+        const __m512i d1 = _mm512_add_epi32(_mm512_and_si512(d, mask), _mm512_set1_epi32(1));
+        const V t = V(_mm512_mul_ps(_mm512_maskz_cvtepi32_ps(all, d1), unit));
+        t.store_unaligned(o + static_cast<std::size_t>(u) * 16);
+        continue;
+      }
+#endif
+      const U d1 = ((c[u & 3] >> shift) & mask) + U(1u);
       const V t = xsimd::batch_cast<float>(bit_cast_batch<std::int32_t>(d1)) * unit;
       t.store_unaligned(o + static_cast<std::size_t>(u) * 16);
     }
