@@ -90,7 +90,7 @@ TEST_CASE("stochastic IntQuant: P(away) = floor(2^r f) / 2^r, unbiased within it
     // standard deviations of a binomial proportion.
     const std::vector<float> x(n, 3.3f);
     std::vector<float> y(n);
-    for (const auto [r, p] : {std::pair{1, 0.0}, std::pair{2, 0.25}, std::pair{3, 0.25}, std::pair{4, 0.25},
+    for (const auto& [r, p] : {std::pair{1, 0.0}, std::pair{2, 0.25}, std::pair{3, 0.25}, std::pair{4, 0.25},
                               std::pair{16, 19660.0 / 65536}, std::pair{23, 2516582.0 / 8388608}}) {
       lowbit::int_quant<> q{.rounding = sr, .seed = 0x1234567890abcdefull, .random_bits = r};
       q(x, 1.0f, 0.0f, 8.0f, y);
