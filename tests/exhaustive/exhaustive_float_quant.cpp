@@ -92,7 +92,7 @@ TEST_CASE("FloatQuant E4M3FN in reference semantics: SIMD equals scalar on all 2
 }
 
 TEST_CASE("FloatQuant E4M3FN, lowbit's extension modes: SIMD equals scalar on all 2^32 inputs",
-          "[.exhaustive][float_quant]") {
+          "[.exhaustive][extensions][float_quant]") {
   // STOCHASTIC (seed 0, 16 bits: the fast kernel against the general one),
   // ROUND_TO_ODD and DPU, exact and reference semantics.
   using lowbit::rounding_mode;

@@ -131,7 +131,10 @@ inline constexpr bool has_fast_mulhilo32 =
 /// mulhilo32_portable() (tests/test_philox.cpp).
 LOWBIT_ALWAYS_INLINE void mulhilo32(std::uint32_t m, std::uint32_t x, std::uint32_t& hi,
                                     std::uint32_t& lo) noexcept {
-  mulhilo32_portable(m, x, hi, lo);
+  // One 64-bit product (exact): the scalar paths draw per element.
+  const std::uint64_t p = std::uint64_t(m) * x;
+  hi = static_cast<std::uint32_t>(p >> 32);
+  lo = static_cast<std::uint32_t>(p);
 }
 template <class A>
 LOWBIT_ALWAYS_INLINE void mulhilo32(std::uint32_t m, const xsimd::batch<std::uint32_t, A>& x,
