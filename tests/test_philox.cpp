@@ -402,6 +402,21 @@ TEST_CASE("stochastic_thresholds_group equals stochastic_threshold on every batc
           std::vector<float> out(G);
           ld::stochastic_thresholds_group<A>(seed, r, g, out.data());
           compared += G;
+          // Several groups in one call (two at a time, then one) give each
+          // group's own thresholds.
+          if (g <= top / G - 3) {
+            std::vector<float> three(3 * G);
+            ld::stochastic_thresholds_group<A>(seed, r, g, three.data(), 3);
+            for (int q = 0; q < 3; ++q) {
+              std::vector<float> one(G);
+              ld::stochastic_thresholds_group<A>(seed, r, g + static_cast<u64>(q), one.data());
+              for (std::size_t i = 0; i < G; ++i)
+                if (bits(three[q * G + i]) != bits(one[i])) {
+                  INFO("seed " << seed << " r " << r << " g " << g << " + " << q << " element " << i);
+                  CHECK(bits(three[q * G + i]) == bits(one[i]));
+                }
+            }
+          }
           for (std::size_t b = 0; b < G / F::size; ++b) {
             const auto got = lanes(F::load_unaligned(out.data() + b * F::size));
             const auto want = lanes(ld::stochastic_threshold<F>(seed, r, g * G + b * F::size, 1));

@@ -188,6 +188,25 @@ TEST_CASE("stochastic rounding: the same bits with SIMD and scalar, any length a
   }
 }
 
+TEST_CASE("stochastic rounding: the same bits with SIMD and scalar across the kernels' blocks of 512 indices",
+          "[stochastic]") {
+  // The SIMD kernels take float thresholds from a cache of 512 consecutive
+  // flat indices (from a multiple of 512); batches that start off a
+  // multiple of 16 cross the blocks' ends, and the index wraps at 2^64.
+  const std::vector<float> x = lowbit_test::mixed_values<float>(1700, 13);
+  const std::uint64_t wrap = ~std::uint64_t(0) - 700;
+  for (std::uint64_t offset : {std::uint64_t(0), std::uint64_t(3), std::uint64_t(509), std::uint64_t(1023), wrap}) {
+    for (int r : {5, 16, 23}) {
+      CAPTURE(offset, r);
+      simd_equals_scalar<float>(lowbit::int_quant<>{.rounding = sr, .seed = 31, .random_bits = r, .index_offset = offset},
+                                x.size(), [&](const auto& op, std::vector<float>& y) { op(x, 0.3f, 0.0f, 8.0f, y); });
+      simd_equals_scalar<float>(
+          lowbit::float_quant<semantics::exact>{.rounding = sr, .seed = 32, .random_bits = r, .index_offset = offset},
+          x.size(), [&](const auto& op, std::vector<float>& y) { op(x, 0.05f, 4.0f, 3.0f, 7.0f, 448.0f, y); });
+    }
+  }
+}
+
 TEST_CASE("stochastic rounding: the same bits with one thread and two, per tensor and per channel", "[stochastic]") {
   const std::size_t rows = 64, cols = 4099, n = rows * cols;
   const std::vector<float> x = uniform_values<float>(n, 21, -20.0f, 20.0f);

@@ -395,15 +395,161 @@ LOWBIT_ALWAYS_INLINE V stochastic_threshold(std::uint64_t seed, int r, std::uint
   }
 }
 
+// ---- whole groups, with the counters in 64-bit lanes (x86) --------------
+
+/**
+ * Philox4x32-10 of 16 counters at once, kept in 64-bit lanes: a 32-bit
+ * word lives in the low half of a 64-bit lane, so pmuludq gives the whole
+ * product of a round at once (no blend of even and odd lanes), the high
+ * word is one shift away, and the garbage left in the high halves never
+ * reaches a low half (pmuludq reads low halves only; a shift right by 32
+ * of a product brings its high word down, zero-extended). Six instructions
+ * per round per register of counters instead of eleven (AVX-512: the
+ * three-way XOR is one vpternlog). Q registers of counters (chains) run
+ * round by round, so that the rounds' multiplications overlap.
+ *
+ * R is the register type (__m512i: 8 counters; __m256i: 4), `c0[q]` the
+ * counters' first words (the others are uniform per group, `g[q]`).
+ */
+#if XSIMD_WITH_AVX512F
+template <int Q>
+LOWBIT_ALWAYS_INLINE void philox_lanes64(__m512i (&c)[Q][4], std::uint32_t k0, std::uint32_t k1) noexcept {
+  const __mmask8 all = 0xFF;
+  const __m512i m0 = _mm512_set1_epi64(philox_m0), m1 = _mm512_set1_epi64(philox_m1);
+  for (int round = 0; round < 10; ++round) {
+    if (round != 0) {
+      k0 += philox_w0;
+      k1 += philox_w1;
+    }
+    const __m512i kk0 = _mm512_set1_epi32(static_cast<int>(k0)), kk1 = _mm512_set1_epi32(static_cast<int>(k1));
+    for (int q = 0; q < Q; ++q) {
+      const __m512i p0 = _mm512_maskz_mul_epu32(all, c[q][0], m0);
+      const __m512i p1 = _mm512_maskz_mul_epu32(all, c[q][2], m1);
+      c[q][0] = _mm512_ternarylogic_epi64(_mm512_maskz_srli_epi64(all, p1, 32), c[q][1], kk0, 0x96);  // a ^ b ^ c
+      c[q][1] = p1;
+      c[q][2] = _mm512_ternarylogic_epi64(_mm512_maskz_srli_epi64(all, p0, 32), c[q][3], kk1, 0x96);
+      c[q][3] = p0;
+    }
+  }
+}
+#endif
+#if XSIMD_WITH_AVX2
+template <int Q>
+LOWBIT_ALWAYS_INLINE void philox_lanes64(__m256i (&c)[Q][4], std::uint32_t k0, std::uint32_t k1) noexcept {
+  const __m256i m0 = _mm256_set1_epi64x(philox_m0), m1 = _mm256_set1_epi64x(philox_m1);
+  for (int round = 0; round < 10; ++round) {
+    if (round != 0) {
+      k0 += philox_w0;
+      k1 += philox_w1;
+    }
+    const __m256i kk0 = _mm256_set1_epi32(static_cast<int>(k0)), kk1 = _mm256_set1_epi32(static_cast<int>(k1));
+    for (int q = 0; q < Q; ++q) {
+      const __m256i p0 = _mm256_mul_epu32(c[q][0], m0);
+      const __m256i p1 = _mm256_mul_epu32(c[q][2], m1);
+      c[q][0] = _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64(p1, 32), c[q][1]), kk0);
+      c[q][1] = p1;
+      c[q][2] = _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64(p0, 32), c[q][3]), kk1);
+      c[q][3] = p0;
+    }
+  }
+}
+#endif
+
+/// The four output words of the 16 counters of each of NG consecutive
+/// groups g, g + 1, ..., in uint32 lanes in counter order: words[q][k]
+/// (16 / n batches of n lanes each, in words[q][k][0 .. 16/n)) is word k of
+/// group g + q. x86 with 8 or 16 float lanes: the 64-bit-lane rounds above;
+/// elsewhere philox4x32_10_x2 on uint32 batches.
+template <class A, int NG>
+LOWBIT_ALWAYS_INLINE void philox_group_words(std::uint32_t k0, std::uint32_t k1, std::uint64_t g,
+                                             xsimd::batch<std::uint32_t, A> (&words)[NG][4][16 / xsimd::batch<std::uint32_t, A>::size]) noexcept {
+  using U = xsimd::batch<std::uint32_t, A>;
+  constexpr std::size_t n = U::size;
+  constexpr std::size_t columns = 16 / n;
+#if XSIMD_WITH_AVX512F
+  if constexpr (std::is_base_of_v<xsimd::avx512f, A> && n == 16) {
+    // Two registers per group: counters 0..7 and 8..15, packed back into
+    // 16 uint32 lanes by one vpermt2d per word.
+    __m512i c[2 * NG][4];
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    for (int q = 0; q < 2 * NG; ++q) {
+      const std::uint64_t gq = g + static_cast<std::uint64_t>(q / 2);
+      c[q][0] = _mm512_add_epi64(lane, _mm512_set1_epi64((q % 2) * 8));
+      c[q][1] = _mm512_set1_epi64(static_cast<std::uint32_t>(gq));
+      c[q][2] = _mm512_set1_epi64(static_cast<std::uint32_t>(gq >> 32));
+      c[q][3] = _mm512_setzero_si512();
+    }
+    philox_lanes64<2 * NG>(c, k0, k1);
+    const __m512i low_words = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    for (int q = 0; q < NG; ++q)
+      for (int k = 0; k < 4; ++k)
+        words[q][k][0] = U(_mm512_permutex2var_epi32(c[2 * q][k], low_words, c[2 * q + 1][k]));
+    return;
+  } else
+#endif
+#if XSIMD_WITH_AVX2
+  if constexpr (std::is_base_of_v<xsimd::avx2, A> && n == 8) {
+    // Four registers per group; register 2h holds the even counters of
+    // 8h .. 8h + 7 and register 2h + 1 the odd ones, so that one shift and
+    // one blend put the eight words back in counter order.
+    __m256i c[4 * NG][4];
+    for (int q = 0; q < 4 * NG; ++q) {
+      const std::uint64_t gq = g + static_cast<std::uint64_t>(q / 4);
+      const long long b = (q % 4 / 2) * 8 + q % 2;
+      c[q][0] = _mm256_set_epi64x(b + 6, b + 4, b + 2, b);
+      c[q][1] = _mm256_set1_epi64x(static_cast<std::uint32_t>(gq));
+      c[q][2] = _mm256_set1_epi64x(static_cast<std::uint32_t>(gq >> 32));
+      c[q][3] = _mm256_setzero_si256();
+    }
+    philox_lanes64<4 * NG>(c, k0, k1);
+    for (int q = 0; q < NG; ++q)
+      for (int k = 0; k < 4; ++k)
+        for (int h = 0; h < 2; ++h)
+          words[q][k][h] =
+              U(_mm256_blend_epi32(c[4 * q + 2 * h][k], _mm256_slli_epi64(c[4 * q + 2 * h + 1][k], 32), 0xAA));
+    return;
+  } else
+#endif
+  {
+    alignas(64) static constexpr std::uint32_t iota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    // Unit (q, col): group g + q, counters col n .. col n + n - 1; two at a time.
+    constexpr std::size_t units = NG * columns;
+    auto counter = [&](std::size_t u, U (&c)[4]) {
+      const std::uint64_t gq = g + u / columns;
+      c[0] = U(static_cast<std::uint32_t>((u % columns) * n)) + U::load_aligned(iota);
+      c[1] = U(static_cast<std::uint32_t>(gq));
+      c[2] = U(static_cast<std::uint32_t>(gq >> 32));
+      c[3] = U(0u);
+    };
+    auto put = [&](std::size_t u, const U (&c)[4]) {
+      for (int k = 0; k < 4; ++k) words[u / columns][k][u % columns] = c[k];
+    };
+    std::size_t u = 0;
+    for (; u + 2 <= units; u += 2) {
+      U a[4], b[4];
+      counter(u, a);
+      counter(u + 1, b);
+      philox4x32_10_x2(a, b, k0, k1);
+      put(u, a);
+      put(u + 1, b);
+    }
+    if (u < units) {
+      U a[4];
+      counter(u, a);
+      philox4x32_10(a[0], a[1], a[2], a[3], k0, k1);
+      put(u, a);
+    }
+  }
+}
+
 /// The thresholds of the G = stochastic_group_size(r) elements of each of
-/// the `groups` (1 or 2) groups g, g + 1, ... (flat indices g G .. (g +
-/// groups) G - 1), in element order: out[i] is element g G + i's, for i <
-/// groups G (out holds that many floats). Equal to
-/// stochastic_threshold<batch<float, A>>(seed, r, g G + b n, 1) batch by
-/// batch, but one Philox of n lanes per n counters (one per 16 counters of
-/// a group at 16 lanes, the layout the mapping was chosen for) instead of
-/// one per batch, two at a time (philox4x32_10_x2): the path of a kernel
-/// walking whole groups. float lanes, 1 <= r <= 23.
+/// the `groups` groups g, g + 1, ... (flat indices g G .. (g + groups) G -
+/// 1), in element order: out[i] is element g G + i's, for i < groups G (out
+/// holds that many floats). Equal to stochastic_threshold<batch<float,
+/// A>>(seed, r, g G + b n, 1) batch by batch (tests/test_philox.cpp), but
+/// one Philox per 16 counters (the layout the mapping was chosen for),
+/// two groups at a time (philox_group_words): the path of a kernel walking
+/// whole groups. float lanes, 1 <= r <= 23, groups >= 1.
 template <class A>
 LOWBIT_ALWAYS_INLINE void stochastic_thresholds_group(std::uint64_t seed, int r, std::uint64_t g, float* out,
                                                       int groups = 1) noexcept {
@@ -412,59 +558,47 @@ LOWBIT_ALWAYS_INLINE void stochastic_thresholds_group(std::uint64_t seed, int r,
   constexpr std::size_t n = U::size;
   static_assert(16 % n == 0, "the lane count must divide 16");
   constexpr std::size_t columns = 16 / n;
-  alignas(64) static constexpr std::uint32_t iota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
   const int w = stochastic_field_bits(r);
   const int draws = 4 * (32 / w);  // D
   const std::size_t G = stochastic_group_size(r);
   const U mask(r >= 32 ? 0xFFFFFFFFu : (std::uint32_t(1) << r) - 1u);
   const V unit(stochastic_unit<float>(r));
   const std::uint32_t k0 = static_cast<std::uint32_t>(seed), k1 = static_cast<std::uint32_t>(seed >> 32);
-  // Unit q: group g + q / columns, the n counters of column q % columns.
-  auto counter = [&](std::size_t q, U (&c)[4]) {
-    const std::uint64_t gq = g + q / columns;
-    c[0] = U(static_cast<std::uint32_t>((q % columns) * n)) + U::load_aligned(iota);
-    c[1] = U(static_cast<std::uint32_t>(gq));
-    c[2] = U(static_cast<std::uint32_t>(gq >> 32));
-    c[3] = U(0u);
-  };
-  // Element 16 u + col n + j of the unit's group takes word u mod 4, field u / 4.
-  auto emit = [&](std::size_t q, const U (&c)[4]) {
-    float* const o = out + (q / columns) * G + (q % columns) * n;
+  // Element 16 u + col n + j of a group takes word u mod 4, field u / 4.
+  auto emit = [&](const U (&wd)[4][columns], float* o) {
     for (int u = 0; u < draws; ++u) {
       const int shift = w * (u >> 2) + w - r;
+      for (std::size_t col = 0; col < columns; ++col) {
+        float* const at = o + static_cast<std::size_t>(u) * 16 + col * n;
 #if XSIMD_WITH_AVX512F
-      if constexpr (std::is_base_of_v<xsimd::avx512f, A> && n == 16) {
-        // The maskz forms (all lanes): GCC 12 builds the plain shift and
-        // conversion on _mm512_undefined_*(), which -Wuninitialized flags
-        // once inlined (GCC bug 105593; see mulhilo32).
-        const __mmask16 all = 0xFFFF;
-        const __m512i d = _mm512_maskz_srlv_epi32(all, c[u & 3], _mm512_set1_epi32(shift));
-        const __m512i d1 = _mm512_add_epi32(_mm512_and_si512(d, mask), _mm512_set1_epi32(1));
-        const V t = V(_mm512_mul_ps(_mm512_maskz_cvtepi32_ps(all, d1), unit));
-        t.store_unaligned(o + static_cast<std::size_t>(u) * 16);
-        continue;
-      }
+        if constexpr (std::is_base_of_v<xsimd::avx512f, A> && n == 16) {
+          // The maskz forms (all lanes): GCC 12 builds the plain shift and
+          // conversion on _mm512_undefined_*(), which -Wuninitialized
+          // flags once inlined (GCC bug 105593; see mulhilo32). d * 2^-r +
+          // 2^-r is exact, so the fused form rounds nothing.
+          const __mmask16 all = 0xFFFF;
+          const __m512i d = _mm512_and_si512(_mm512_maskz_srl_epi32(all, wd[u & 3][col], _mm_cvtsi32_si128(shift)), mask);
+          _mm512_storeu_ps(at, _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(all, d), unit, unit));
+          continue;
+        }
 #endif
-      const U d1 = ((c[u & 3] >> shift) & mask) + U(1u);
-      const V t = xsimd::batch_cast<float>(bit_cast_batch<std::int32_t>(d1)) * unit;
-      t.store_unaligned(o + static_cast<std::size_t>(u) * 16);
+        const U d1 = ((wd[u & 3][col] >> shift) & mask) + U(1u);
+        const V t = xsimd::batch_cast<float>(bit_cast_batch<std::int32_t>(d1)) * unit;
+        t.store_unaligned(at);
+      }
     }
   };
-  const std::size_t units = static_cast<std::size_t>(groups) * columns;
-  std::size_t q = 0;
-  for (; q + 2 <= units; q += 2) {
-    U a[4], b[4];
-    counter(q, a);
-    counter(q + 1, b);
-    philox4x32_10_x2(a, b, k0, k1);
-    emit(q, a);
-    emit(q + 1, b);
+  int q = 0;
+  for (; q + 2 <= groups; q += 2) {
+    U wd[2][4][columns];
+    philox_group_words<A, 2>(k0, k1, g + static_cast<std::uint64_t>(q), wd);
+    emit(wd[0], out + static_cast<std::size_t>(q) * G);
+    emit(wd[1], out + static_cast<std::size_t>(q + 1) * G);
   }
-  if (q < units) {
-    U a[4];
-    counter(q, a);
-    philox4x32_10(a[0], a[1], a[2], a[3], k0, k1);
-    emit(q, a);
+  if (q < groups) {
+    U wd[1][4][columns];
+    philox_group_words<A, 1>(k0, k1, g + static_cast<std::uint64_t>(q), wd);
+    emit(wd[0], out + static_cast<std::size_t>(q) * G);
   }
 }
 

@@ -9,6 +9,7 @@
 #ifndef LOWBIT_DETAIL_STOCHASTIC_HPP
 #define LOWBIT_DETAIL_STOCHASTIC_HPP
 
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -24,23 +25,37 @@ LOWBIT_BEGIN_DETAIL_NAMESPACE
 template <rounding_mode M>
 inline constexpr bool needs_index = M == rounding_mode::stochastic || M == run_time_mode;
 
-/// The thresholds of two groups of elements (detail/philox.hpp: a group is
-/// 64, 128 or 256 consecutive flat indices; groups 2h and 2h + 1), kept by
-/// a piece's stochastic kernel so that a float batch takes its thresholds
-/// from one Philox per 16 counters (stochastic_thresholds_group, two
-/// chains at a time) instead of one per batch. One per piece and thread
-/// (on the stack of state::run): `h` is the cached pair.
+/// The thresholds of a block of 512 consecutive flat indices (from a
+/// multiple of 512: two, four or eight whole groups of detail/philox.hpp),
+/// kept by a piece's stochastic kernel so that a float batch takes its
+/// thresholds with one load, the Philox rounds having run once per 16
+/// counters over the block (stochastic_thresholds_group) instead of once
+/// per batch. One per piece and thread (on the stack of state::run).
 struct stochastic_group_cache {
-  alignas(64) float t[512];
-  std::uint64_t h = ~std::uint64_t(0);  // no pair: every h is below 2^57
+  static constexpr std::size_t capacity = 512;
+  alignas(64) float t[capacity];
+  /// The flat index of t[0].
+  std::uint64_t first = 0;
+  /// A batch of L lanes at flat index i is in the block iff i - first (mod
+  /// 2^64) < hits: capacity - L + 1 once filled, 0 (nothing) before.
+  std::uint64_t hits = 0;
 };
 
-/// Fills the cache with the pair of groups h: out of line, so that the
+/// The thresholds of the L-lane float batch V at flat index i (step 1) on a
+/// cache miss: the block of i filled when the batch lies inside one, else
+/// (a batch across two blocks) drawn directly. Out of line, so that the
 /// Philox rounds do not crowd the registers of the kernel's loop.
-template <class A>
-LOWBIT_NOINLINE void fill_group_cache(stochastic_group_cache& c, std::uint64_t seed, int bits, std::uint64_t h) noexcept {
-  stochastic_thresholds_group<A>(seed, bits, h * 2, c.t, 2);
-  c.h = h;
+template <class V>
+LOWBIT_NOINLINE V stochastic_cache_miss(stochastic_group_cache& c, std::uint64_t seed, int bits,
+                                        std::uint64_t i) noexcept {
+  constexpr std::uint64_t cap = stochastic_group_cache::capacity;
+  const std::uint64_t first = i & ~(cap - 1), e = i - first;
+  if (e + V::size > cap) return stochastic_threshold<V>(seed, bits, i, 1);
+  const std::uint64_t G = stochastic_group_size(bits);
+  stochastic_thresholds_group<typename V::arch_type>(seed, bits, first / G, c.t, static_cast<int>(cap / G));
+  c.first = first;
+  c.hits = cap - V::size + 1;
+  return V::load_unaligned(c.t + e);
 }
 
 /// The random source of a stochastic kernel: the operator's `seed`,
@@ -60,14 +75,12 @@ struct stochastic_source {
   LOWBIT_ALWAYS_INLINE V lanes(element_index idx) const noexcept {
     const std::uint64_t i = offset + idx.first;
     if constexpr (is_batch_v<V> && std::is_same_v<lane_t<V>, float>) {
-      // Consecutive lanes inside one pair of groups: from the cache.
-      const int lp = stochastic_group_log2(bits) + 1;
-      const std::uint64_t e = i & ((std::uint64_t(1) << lp) - 1);
-      if (cache != nullptr && idx.step == 1 && e + V::size <= (std::uint64_t(1) << lp)) [[likely]] {
-        const std::uint64_t h = i >> lp;
-        if (cache->h != h) [[unlikely]]
-          fill_group_cache<typename V::arch_type>(*cache, seed, bits, h);
-        return V::load_unaligned(cache->t + e);
+      // Consecutive lanes: from the block cache (one load on a hit).
+      if (cache != nullptr && idx.step == 1) [[likely]] {
+        const std::uint64_t e = i - cache->first;
+        if (e < cache->hits) [[likely]]
+          return V::load_unaligned(cache->t + e);
+        return stochastic_cache_miss<V>(*cache, seed, bits, i);
       }
     }
     return stochastic_threshold<V>(seed, bits, i, idx.step);
