@@ -17,6 +17,8 @@
 //                                        detail::stochastic_threshold (one Philox per element)
 //   baseline/philox_group/<N>            the same by detail::stochastic_thresholds_group (one
 //                                        Philox per 16 counters, 256 elements per group)
+//   baseline/philox_block/<N>            the kernels' fill: thresholds for r = 16 (the default)
+//                                        in blocks of 512 indices (four groups per call)
 //   <op>/<mode>/<pattern>/<N>            op in int_quant, trunc, bipolar_quant,
 //                                        float_quant_e4m3 (OCP E4M3FN), float_quant_e5m2,
 //                                        float_quant_e2m1 (reference semantics), and
@@ -277,6 +279,14 @@ LOWBIT_BENCH_NOINLINE void philox_group_thresholds(float* __restrict y, std::siz
     lowbit::detail::stochastic_thresholds_group<F::arch_type>(seed, 8, g, y + g * group);
 }
 
+LOWBIT_BENCH_NOINLINE void philox_block_thresholds(float* __restrict y, std::size_t n, std::uint64_t seed) {
+  using F = xsimd::batch<float>;
+  constexpr std::size_t block = 512, group = 128;  // r = 16
+  for (std::size_t b = 0; (b + 1) * block <= n; ++b)
+    lowbit::detail::stochastic_thresholds_group<F::arch_type>(seed, 16, b * (block / group), y + b * block,
+                                                             block / group);
+}
+
 template <class T, void (*f)(T*, std::size_t, std::uint64_t)>
 void bm_philox(benchmark::State& st, std::size_t n) {
   std::vector<T, aligned_allocator<T>> y(n);
@@ -489,6 +499,7 @@ bool register_all() {
     RegisterBenchmark(("baseline/philox/" + ni).c_str(), bm_philox<std::uint32_t, philox_words>, n);
     RegisterBenchmark(("baseline/philox_threshold/" + ni).c_str(), bm_philox<float, philox_thresholds>, n);
     RegisterBenchmark(("baseline/philox_group/" + ni).c_str(), bm_philox<float, philox_group_thresholds>, n);
+    RegisterBenchmark(("baseline/philox_block/" + ni).c_str(), bm_philox<float, philox_block_thresholds>, n);
   }
   const std::pair<const char*, lowbit::minifloat_format> floats[] = {
       {"float_quant_e4m3", lowbit::formats::fp8_e4m3fn},
