@@ -2,8 +2,8 @@
 # the xsimd headers installed on this machine (Debian's libxsimd-dev puts
 # them in /usr/include/xsimd) instead of downloading xsimd from a remote.
 # The version is read from the headers (xsimd/config/xsimd_config.hpp).
-#   conan create packaging/conan/xsimd-system
-#   LOWBIT_XSIMD_INCLUDE_DIR=/opt/xsimd-14/include conan create packaging/conan/xsimd-system
+#   conan create packaging/conan/xsimd-system -s compiler.cppstd=20
+#   LOWBIT_XSIMD_INCLUDE_DIR=/opt/xsimd-14/include conan create packaging/conan/xsimd-system -s compiler.cppstd=20
 # (the second packages another copy of the headers).
 # Used by ctest package.conan (docs/packaging.md, "Offline"). The package
 # mirrors conan-center-index's xsimd: header-library, target name xsimd.
