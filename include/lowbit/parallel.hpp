@@ -44,6 +44,13 @@ LOWBIT_BEGIN_NAMESPACE
  * asked for. A call made while the pool is busy (from another thread, or
  * from inside a task) runs on the calling thread alone.
  *
+ * The pool uses std::thread, so a program that sets `threads` other than 1
+ * must be built with thread support: CMake's target lowbit::lowbit links
+ * Threads::Threads (and conan's package declares pthread) for you; by hand
+ * or with pkg-config (lowbit.pc adds no flags) pass `-pthread`. With glibc
+ * 2.34 or later the threads are in libc and the flag changes nothing; with
+ * an older glibc the pool's first std::thread fails at run time without it.
+ *
  * **Example**:
  * ```
  * lowbit::int_quant<> q{.rounding = lowbit::rounding_mode::half_even};

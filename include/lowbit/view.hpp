@@ -469,28 +469,37 @@ auto fill_nd(V&& v, nd_geom& g) {
       static_assert(R::rank() <= max_rank, "lowbit: the view's rank exceeds LOWBIT_MAX_RANK");
     data = v.data_handle();
     g.rank = v.rank();
-    for (std::size_t r = 0; r < g.rank; ++r) {
-      const auto e = v.extent(r);
-      const auto st = v.stride(r);
-      if (!to_extent(e, g.ext[r]))
-        throw_error("lowbit: a view has extent ", extent_string(e), " in dimension ", dec(r),
-                    "; expected a non-negative integer extent that fits in std::size_t");
-      if constexpr (std::is_integral_v<std::remove_cv_t<decltype(st)>>) {
-        if (!std::in_range<std::ptrdiff_t>(st))
-          throw_error("lowbit: a view has stride ", dec(st), " in dimension ", dec(r),
-                      "; expected a stride that fits in std::ptrdiff_t");
-        g.str[r] = static_cast<std::ptrdiff_t>(st);
-      } else {
-        // A floating-point stride: an integer in std::ptrdiff_t's range, as for extents.
-        using S = std::remove_cv_t<decltype(st)>;
-        static_assert(std::is_floating_point_v<S>, "lowbit: a stride must be an integer or floating-point value");
-        constexpr S limit = static_cast<S>(static_cast<long double>(std::numeric_limits<std::ptrdiff_t>::max()) + 1.0L);
-        if (!(st >= -limit && st < limit) || st != static_cast<S>(static_cast<std::ptrdiff_t>(st)))
-          throw_error("lowbit: a view has stride ", extent_string(st), " in dimension ", dec(r),
-                      "; expected an integer stride that fits in std::ptrdiff_t");
-        g.str[r] = static_cast<std::ptrdiff_t>(st);
+    // A generic lambda, instantiated only where it is called: a rank-0
+    // mdspan has a stride() member whose body does not compile (its
+    // mapping's stride() requires rank > 0), so it must never be named.
+    const auto dims = [&g](const auto& w) {
+      for (std::size_t r = 0; r < g.rank; ++r) {
+        const auto e = w.extent(r);
+        const auto st = w.stride(r);
+        if (!to_extent(e, g.ext[r]))
+          throw_error("lowbit: a view has extent ", extent_string(e), " in dimension ", dec(r),
+                      "; expected a non-negative integer extent that fits in std::size_t");
+        if constexpr (std::is_integral_v<std::remove_cv_t<decltype(st)>>) {
+          if (!std::in_range<std::ptrdiff_t>(st))
+            throw_error("lowbit: a view has stride ", dec(st), " in dimension ", dec(r),
+                        "; expected a stride that fits in std::ptrdiff_t");
+          g.str[r] = static_cast<std::ptrdiff_t>(st);
+        } else {
+          // A floating-point stride: an integer in std::ptrdiff_t's range, as for extents.
+          using S = std::remove_cv_t<decltype(st)>;
+          static_assert(std::is_floating_point_v<S>, "lowbit: a stride must be an integer or floating-point value");
+          constexpr S limit = static_cast<S>(static_cast<long double>(std::numeric_limits<std::ptrdiff_t>::max()) + 1.0L);
+          if (!(st >= -limit && st < limit) || st != static_cast<S>(static_cast<std::ptrdiff_t>(st)))
+            throw_error("lowbit: a view has stride ", extent_string(st), " in dimension ", dec(r),
+                        "; expected an integer stride that fits in std::ptrdiff_t");
+          g.str[r] = static_cast<std::ptrdiff_t>(st);
+        }
       }
-    }
+    };
+    if constexpr (!mdspan_like<R>)
+      dims(v);
+    else if constexpr (R::rank() > 0)
+      dims(v);
     // A strided_view checked both when it was made (its extents are a
     // shape; its constructors call check_span) and cannot change since;
     // other views are checked here, on every call.

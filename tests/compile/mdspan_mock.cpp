@@ -24,7 +24,13 @@ struct mock_mdspan {
 
   static constexpr rank_type rank() noexcept { return R; }
   constexpr index_type extent(rank_type r) const noexcept { return ext[r]; }
-  constexpr index_type stride(rank_type r) const { return str[r]; }
+  // As in std::mdspan and Kokkos::mdspan: the member exists for every rank,
+  // but its body (the mapping's stride(), which requires rank > 0) does not
+  // compile for rank 0, so lowbit must never call it there.
+  constexpr index_type stride(rank_type r) const {
+    static_assert(R > 0, "mock_mdspan: stride() of a rank-0 mdspan");
+    return str[r];
+  }
   constexpr data_handle_type data_handle() const noexcept { return ptr; }
   static constexpr bool is_always_exhaustive() noexcept { return false; }
 };

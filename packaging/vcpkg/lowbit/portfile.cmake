@@ -1,6 +1,10 @@
 # vcpkg overlay port for lowbit, built from this source tree (the port sits
 # in packaging/vcpkg/lowbit of the repository):
 #   vcpkg install lowbit --overlay-ports=<repo>/packaging/vcpkg
+# vcpkg's ABI hash covers this directory, not the checkout's headers: after
+# changing lowbit, reinstall without the binary cache (docs/packaging.md,
+# "Stale packages"). The version is vcpkg.json's, which ctest
+# package.metadata keeps equal to CMakeLists.txt's.
 # Header-only: one release configuration, no debug tree.
 set(VCPKG_BUILD_TYPE release)
 
@@ -30,3 +34,4 @@ file(REMOVE_RECURSE
   "${CURRENT_PACKAGES_DIR}/share/doc")
 
 vcpkg_install_copyright(FILE_LIST "${SOURCE_PATH}/LICENSE")
+file(INSTALL "${CMAKE_CURRENT_LIST_DIR}/usage" DESTINATION "${CURRENT_PACKAGES_DIR}/share/${PORT}")

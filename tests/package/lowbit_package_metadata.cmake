@@ -1,0 +1,273 @@
+# cmake -DSOURCE_DIR=<lowbit checkout> [-DBUILD_DIR=<build tree>] -P lowbit_package_metadata.cmake
+#
+# ctest package.metadata: the packaging files agree with each other, without
+# any package manager (docs/packaging.md, "What the tests cover"):
+#   1. one version: CMakeLists.txt's project(lowbit VERSION x.y.z) is the
+#      source; the conan recipe writes none of its own (set_version reads
+#      CMakeLists.txt) or the same, vcpkg.json's "version" is the same, and
+#      every conan reference lowbit/x.y.z in the docs and the README too;
+#   2. every vcpkg.json under packaging/ is in the form `vcpkg
+#      format-manifest` writes (keys in vcpkg's order, dependencies sorted by
+#      name, a dependency with only a name written as a string, 2-space
+#      indent, final newline);
+#   3. no .pc file installed to share/ (cmake/lowbit.pc.in, and the
+#      configured copy in BUILD_DIR when given) has a `Libs:` line (vcpkg's
+#      post-build lint) or forces -pthread on its consumers;
+#   4. every `conan create` / `conan install` command written in the docs,
+#      the README and the recipes carries -s compiler.cppstd=20 (or 23):
+#      `conan profile detect` writes the compiler's default, gnu17 for g++ 12,
+#      and the recipe requires C++20.
+# Every problem found is listed; the test fails if there is any.
+
+cmake_minimum_required(VERSION 3.21)
+if(NOT DEFINED SOURCE_DIR)
+  message(FATAL_ERROR "lowbit_package_metadata: SOURCE_DIR not set")
+endif()
+set(problems "")
+function(problem text)  # a function: ${...} in `text` stays as written
+  set(problems "${problems}  - ${text}\n" PARENT_SCOPE)
+endfunction()
+
+# --- 1. one version ------------------------------------------------------------
+file(READ "${SOURCE_DIR}/CMakeLists.txt" cmakelists)
+if(NOT cmakelists MATCHES "project\\(lowbit[ \t\r\n]+VERSION[ \t]+([0-9]+\\.[0-9]+\\.[0-9]+)")
+  message(FATAL_ERROR "lowbit_package_metadata: no project(lowbit VERSION x.y.z) in ${SOURCE_DIR}/CMakeLists.txt")
+endif()
+set(version "${CMAKE_MATCH_1}")
+message(STATUS "lowbit_package_metadata: CMakeLists.txt says version ${version}")
+
+set(conanfile "${SOURCE_DIR}/packaging/conan/conanfile.py")
+file(READ "${conanfile}" text)
+if(text MATCHES "\n[ \t]+version[ \t]*=[ \t]*[\"']([^\"']*)[\"']")
+  if(NOT CMAKE_MATCH_1 STREQUAL version)
+    problem("packaging/conan/conanfile.py: version = \"${CMAKE_MATCH_1}\", CMakeLists.txt says ${version}")
+  endif()
+elseif(NOT text MATCHES "def set_version\\(self\\)" OR NOT text MATCHES "CMakeLists\\.txt")
+  problem("packaging/conan/conanfile.py: neither a version nor a set_version() that reads CMakeLists.txt")
+endif()
+
+set(vcpkg_json "${SOURCE_DIR}/packaging/vcpkg/lowbit/vcpkg.json")
+file(READ "${vcpkg_json}" manifest)
+string(JSON vcpkg_version ERROR_VARIABLE err GET "${manifest}" version)
+if(err)
+  problem("packaging/vcpkg/lowbit/vcpkg.json: no \"version\" (${err})")
+elseif(NOT vcpkg_version STREQUAL version)
+  problem("packaging/vcpkg/lowbit/vcpkg.json: version ${vcpkg_version}, CMakeLists.txt says ${version}")
+endif()
+
+# The docs and recipes are read once, for the conan references here and the
+# conan commands of check 4.
+file(GLOB docs "${SOURCE_DIR}/docs/*.md")
+list(APPEND docs "${SOURCE_DIR}/README.md")
+file(GLOB_RECURSE recipes "${SOURCE_DIR}/packaging/*.py")
+foreach(f IN LISTS docs recipes)
+  file(RELATIVE_PATH rel "${SOURCE_DIR}" "${f}")
+  file(STRINGS "${f}" lines REGEX "lowbit/[0-9]+\\.[0-9]+\\.[0-9]+|conan (create|install) ")
+  foreach(line IN LISTS lines)
+    string(REGEX MATCHALL "lowbit/[0-9]+\\.[0-9]+\\.[0-9]+" found "${line}")
+    foreach(ref IN LISTS found)
+      if(NOT ref STREQUAL "lowbit/${version}")
+        problem("${rel}: conan reference ${ref}, CMakeLists.txt says ${version}")
+      endif()
+    endforeach()
+    # Check 4: every documented conan create/install sets the C++ standard.
+    string(REGEX MATCHALL "conan (create|install) [^`\n]*" cmds "${line}")
+    foreach(cmd IN LISTS cmds)
+      if(NOT cmd MATCHES "-s[ =]compiler\\.cppstd=(gnu)?(20|23|26)( |$)")
+        problem("${rel}: `${cmd}` lacks -s compiler.cppstd=20: a detected profile has gnu17 on g++ 12 and lowbit needs C++20")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+
+# --- 2. vcpkg.json in canonical form ---------------------------------------------
+# The order vcpkg format-manifest writes the keys in (vcpkg-tool's manifest
+# serializer); keys outside these lists are reported, to be added here.
+set(top_keys "$schema" name version-string version-semver version-date version
+  port-version maintainers contacts summary description homepage documentation
+  license supports builtin-baseline default-features dependencies overrides
+  features configuration vcpkg-configuration)
+set(dep_keys name host default-features features platform "version>=")
+
+function(json_string value out)
+  string(REPLACE "\\" "\\\\" value "${value}")
+  string(REPLACE "\"" "\\\"" value "${value}")
+  set(${out} "\"${value}\"" PARENT_SCOPE)
+endfunction()
+
+# The canonical text of the JSON value at `path...` of `json`, indented by `ind`.
+function(json_canonical json ind out)
+  set(path ${ARGN})
+  string(JSON type TYPE "${json}" ${path})
+  string(JSON value GET "${json}" ${path})
+  if(type STREQUAL "STRING")
+    json_string("${value}" value)
+  elseif(type STREQUAL "BOOLEAN")
+    if(value)
+      set(value true)
+    else()
+      set(value false)
+    endif()
+  elseif(type STREQUAL "NULL")
+    set(value null)
+  elseif(type STREQUAL "ARRAY")
+    string(JSON n LENGTH "${json}" ${path})
+    if(n EQUAL 0)
+      set(value "[]")
+    else()
+      set(value "[\n")
+      math(EXPR last "${n} - 1")
+      foreach(i RANGE ${last})
+        json_canonical("${json}" "${ind}  " item ${path} ${i})
+        string(APPEND value "${ind}  ${item}")
+        if(i LESS last)
+          string(APPEND value ",")
+        endif()
+        string(APPEND value "\n")
+      endforeach()
+      string(APPEND value "${ind}]")
+    endif()
+  elseif(type STREQUAL "OBJECT")
+    # The known order for the top level and for dependencies, else the file's.
+    list(LENGTH path depth)
+    string(JSON n LENGTH "${json}" ${path})
+    set(keys "")
+    if(n GREATER 0)
+      math(EXPR last "${n} - 1")
+      foreach(i RANGE ${last})
+        string(JSON k MEMBER "${json}" ${path} ${i})
+        list(APPEND keys "${k}")
+      endforeach()
+    endif()
+    set(order "")
+    if(depth EQUAL 0)
+      set(order ${top_keys})
+    elseif(depth EQUAL 2 AND path MATCHES "^dependencies;")
+      set(order ${dep_keys})
+      # A dependency with only a name is written as the bare string.
+      if(keys STREQUAL "name")
+        string(JSON name GET "${json}" ${path} name)
+        json_string("${name}" value)
+        set(${out} "${value}" PARENT_SCOPE)
+        return()
+      endif()
+    endif()
+    if(order)
+      set(sorted "")
+      foreach(k IN LISTS order)
+        if(k IN_LIST keys)
+          list(APPEND sorted "${k}")
+        endif()
+      endforeach()
+      foreach(k IN LISTS keys)
+        if(NOT k IN_LIST order)
+          set_property(GLOBAL APPEND_STRING PROPERTY lowbit_unknown_keys " ${k}")
+          list(APPEND sorted "${k}")
+        endif()
+      endforeach()
+      set(keys "${sorted}")
+    endif()
+    set(value "{\n")
+    list(LENGTH keys n)
+    set(i 0)
+    foreach(k IN LISTS keys)
+      json_canonical("${json}" "${ind}  " item ${path} "${k}")
+      json_string("${k}" qk)
+      string(APPEND value "${ind}  ${qk}: ${item}")
+      math(EXPR i "${i} + 1")
+      if(i LESS n)
+        string(APPEND value ",")
+      endif()
+      string(APPEND value "\n")
+    endforeach()
+    string(APPEND value "${ind}}")
+  else()
+    # NUMBER: as written.
+  endif()
+  set(${out} "${value}" PARENT_SCOPE)
+endfunction()
+
+# Every vcpkg.json under packaging/ (the lowbit port and the offline xsimd port).
+file(GLOB_RECURSE manifests "${SOURCE_DIR}/packaging/*/vcpkg.json")
+foreach(mf IN LISTS manifests)
+  file(RELATIVE_PATH rel "${SOURCE_DIR}" "${mf}")
+  string(REPLACE "/" "_" canon_name "${rel}.canonical")
+  file(READ "${mf}" manifest)
+  set(names "")
+  set(sorted_names "")
+  string(JSON top_type ERROR_VARIABLE err TYPE "${manifest}")
+  if(NOT top_type STREQUAL "OBJECT")
+    problem("${rel}: not a JSON object (${err})")
+  else()
+    # Dependencies sorted by name (format-manifest sorts them).
+    string(JSON ndeps ERROR_VARIABLE err LENGTH "${manifest}" dependencies)
+    if(NOT err AND ndeps GREATER 0)
+      math(EXPR last "${ndeps} - 1")
+      set(names "")
+      foreach(i RANGE ${last})
+        string(JSON t TYPE "${manifest}" dependencies ${i})
+        if(t STREQUAL "STRING")
+          string(JSON nm GET "${manifest}" dependencies ${i})
+        else()
+          string(JSON nm GET "${manifest}" dependencies ${i} name)
+        endif()
+        list(APPEND names "${nm}")
+      endforeach()
+      set(sorted_names ${names})
+      list(SORT sorted_names)
+      if(NOT names STREQUAL sorted_names)
+        problem("${rel}: dependencies not sorted by name (${names}; vcpkg writes ${sorted_names})")
+      endif()
+      # Sort them for the canonical text below, so a wrong order is reported once.
+      set(canon_deps "")
+      foreach(nm IN LISTS sorted_names)
+        list(FIND names "${nm}" i)
+        string(JSON d GET "${manifest}" dependencies ${i})
+        string(JSON t TYPE "${manifest}" dependencies ${i})
+        if(t STREQUAL "STRING")
+          json_string("${d}" d)
+        endif()
+        list(APPEND canon_deps "${d}")
+      endforeach()
+      list(JOIN canon_deps "," canon_deps)
+      string(JSON manifest_sorted SET "${manifest}" dependencies "[${canon_deps}]")
+    else()
+      set(manifest_sorted "${manifest}")
+    endif()
+    set_property(GLOBAL PROPERTY lowbit_unknown_keys "")
+    json_canonical("${manifest_sorted}" "" canonical)
+    string(APPEND canonical "\n")
+    get_property(unknown GLOBAL PROPERTY lowbit_unknown_keys)
+    if(unknown)
+      problem("${rel}: keys this check does not know the order of:${unknown} (add them to tests/package/lowbit_package_metadata.cmake)")
+    endif()
+    if(names STREQUAL sorted_names AND NOT manifest STREQUAL canonical)
+      file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/${canon_name}" "${canonical}")
+      problem("${rel}: not in vcpkg's canonical form (vcpkg format-manifest); the form expected is in ${CMAKE_CURRENT_BINARY_DIR}/${canon_name}")
+    endif()
+  endif()
+endforeach()
+
+# --- 3. no Libs: in a share/ .pc -------------------------------------------------
+set(pcs "${SOURCE_DIR}/cmake/lowbit.pc.in")
+if(DEFINED BUILD_DIR AND EXISTS "${BUILD_DIR}/install/lowbit.pc")
+  list(APPEND pcs "${BUILD_DIR}/install/lowbit.pc")
+endif()
+foreach(pc IN LISTS pcs)
+  file(STRINGS "${pc}" lines)
+  foreach(line IN LISTS lines)
+    if(line MATCHES "^[ \t]*Libs[ \t]*:")
+      problem("${pc}: `${line}`: a .pc in share/pkgconfig has no Libs: (vcpkg's post-build lint; lowbit has no library)")
+    elseif(line MATCHES "^[ \t]*Cflags[ \t]*:.*-pthread")
+      problem("${pc}: `${line}`: forces -pthread on every consumer; threads are the program's choice")
+    endif()
+  endforeach()
+endforeach()
+
+# --- 4. documented conan commands work with a detected profile ---------------------
+# Checked with the conan references above, in the same pass over the files.
+
+if(problems)
+  message(FATAL_ERROR "lowbit_package_metadata: the packaging files disagree:\n${problems}")
+endif()
+message(STATUS "lowbit_package_metadata: version ${version} everywhere, vcpkg.json canonical, no Libs: in a share/ .pc, every documented conan command sets compiler.cppstd")
