@@ -44,21 +44,23 @@ endif()
 
 # --- the documented install command, from docs/packaging.md section 3 -------------
 file(READ "${SOURCE_DIR}/docs/packaging.md" doc)
-if(NOT doc MATCHES "\n(vcpkg install lowbit --overlay-ports=/path/to/lowbit/packaging/vcpkg)\n")
-  message(FATAL_ERROR "lowbit_package_vcpkg: docs/packaging.md has no line `vcpkg install lowbit --overlay-ports=/path/to/lowbit/packaging/vcpkg`")
-endif()
-set(install_line "${CMAKE_MATCH_1}")
-if(NOT doc MATCHES "\n(vcpkg install lowbit --overlay-ports=/path/to/lowbit/packaging/vcpkg --editable)\n")
-  message(FATAL_ERROR "lowbit_package_vcpkg: docs/packaging.md has no line `vcpkg install lowbit --overlay-ports=/path/to/lowbit/packaging/vcpkg --editable`")
-endif()
-set(editable_line "${CMAKE_MATCH_1}")
-if(NOT doc MATCHES "\n(vcpkg install lowbit --overlay-ports=/path/to/lowbit/packaging/vcpkg --overlay-ports=/path/to/lowbit/packaging/vcpkg-system/xsimd)\n")
-  message(FATAL_ERROR "lowbit_package_vcpkg: docs/packaging.md has no offline install line (with packaging/vcpkg-system/xsimd)")
-endif()
-set(offline_line "${CMAKE_MATCH_1}")
-if(NOT doc MATCHES "\n(cmake -S \\. -B build -DCMAKE_TOOLCHAIN_FILE=\"\\$VCPKG_ROOT/scripts/buildsystems/vcpkg\\.cmake\")\n")
-  message(FATAL_ERROR "lowbit_package_vcpkg: docs/packaging.md has no vcpkg toolchain line for the consumer")
-endif()
+# Sets `var` to the docs' line that matches `regex` (a whole line), or fails
+# naming what is missing.
+function(doc_line var regex what)
+  if(NOT doc MATCHES "\n(${regex})\n")
+    message(FATAL_ERROR "lowbit_package_vcpkg: docs/packaging.md has no ${what}")
+  endif()
+  set(${var} "${CMAKE_MATCH_1}" PARENT_SCOPE)
+endfunction()
+set(port_arg "--overlay-ports=/path/to/lowbit/packaging/vcpkg")
+doc_line(install_line "vcpkg install lowbit ${port_arg}"
+  "line `vcpkg install lowbit ${port_arg}`")
+doc_line(editable_line "vcpkg install lowbit ${port_arg} --editable"
+  "line `vcpkg install lowbit ${port_arg} --editable`")
+doc_line(offline_line "vcpkg install lowbit ${port_arg} ${port_arg}-system/xsimd"
+  "offline install line (with packaging/vcpkg-system/xsimd)")
+doc_line(toolchain_line "cmake -S \\. -B build -DCMAKE_TOOLCHAIN_FILE=\"\\$VCPKG_ROOT/scripts/buildsystems/vcpkg\\.cmake\""
+  "vcpkg toolchain line for the consumer")
 
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(src "${WORK_DIR}/src")

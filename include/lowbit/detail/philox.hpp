@@ -408,8 +408,8 @@ LOWBIT_ALWAYS_INLINE V stochastic_threshold(std::uint64_t seed, int r, std::uint
  * three-way XOR is one vpternlog). Q registers of counters (chains) run
  * round by round, so that the rounds' multiplications overlap.
  *
- * R is the register type (__m512i: 8 counters; __m256i: 4), `c0[q]` the
- * counters' first words (the others are uniform per group, `g[q]`).
+ * `c[q]` holds register q's four words (__m512i: 8 counters; __m256i: 4),
+ * in and out; the key (k0, k1) is the same for every lane.
  */
 #if XSIMD_WITH_AVX512F
 template <int Q>
