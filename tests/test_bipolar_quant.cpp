@@ -9,6 +9,7 @@
 
 #include "support/catch.hpp"
 #include "support/checks.hpp"
+#include "support/scalar_route.hpp"
 #include "support/test_util.hpp"
 
 using lowbit::semantics;
@@ -105,4 +106,23 @@ TEST_CASE("bipolar_quant: errors leave y untouched", "[bipolar_quant][errors]") 
   CHECK_NOTHROW(lowbit::bipolar_quant<>{}(x, -1.0f, std::vector<float>(3)));  // reference computes it
   for (float v : y) CHECK(v == 9.0f);
   for (float v : y2) CHECK(v == 9.0f);
+}
+
+TEST_CASE("bipolar_quant: the scalar route gives the general route's bits", "[bipolar_quant][route]") {
+  const std::vector<float> xf = lowbit_test::mixed_values<float>(203, 43);
+  const std::vector<double> xd = lowbit_test::mixed_values<double>(203, 47);
+  for (const float s : {0.05f, 0.25f, 3.0f, 1e-40f}) {
+    CAPTURE(s);
+    lowbit_test::require_scalar_route_bits(lowbit::bipolar_quant<>{}, xf, s);
+    lowbit_test::require_scalar_route_bits(lowbit::bipolar_quant<lowbit::semantics::exact>{}, xf, s);
+    lowbit_test::require_scalar_route_bits(lowbit::bipolar_quant<>{}, xd, double(s));
+    lowbit_test::require_scalar_route_bits(lowbit::bipolar_quant<lowbit::semantics::exact>{}, xd, double(s));
+  }
+  // Reference semantics take any scale, the exact ones reject these.
+  for (const float s : {-2.0f, 0.0f, lowbit_test::inf, lowbit_test::nan_f}) {
+    CAPTURE(s);
+    lowbit_test::require_scalar_route_bits(lowbit::bipolar_quant<>{}, xf, s);
+    std::vector<float> x{1, -2, 3}, y(3, 42.0f);
+    lowbit_test::check_rejected([&] { lowbit::bipolar_quant<lowbit::semantics::exact>{}(x, s, y); }, y, "scale");
+  }
 }

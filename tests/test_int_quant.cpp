@@ -10,6 +10,7 @@
 
 #include "support/catch.hpp"
 #include "support/checks.hpp"
+#include "support/scalar_route.hpp"
 #include "support/test_util.hpp"
 
 using lowbit::rounding_mode;
@@ -648,4 +649,33 @@ TEST_CASE("the direct route still checks everything before writing: overlap, sha
                  "rounding_mode");
   std::vector<float> y7(7, 42.0f);
   check_rejected([&] { op(x, 1.0f, 0.0f, 8.0f, y7); }, y7, "y has shape [7]");
+}
+
+// ---- the scalar route (detail::scalar_route, int_quant::run_scalars) -------------
+
+TEST_CASE("int_quant: the scalar route gives the general route's bits, every mode, width, type and path",
+          "[int_quant][route]") {
+  const std::vector<float> xf = lowbit_test::mixed_values<float>(203, 29);
+  const std::vector<double> xd = lowbit_test::mixed_values<double>(203, 31);
+  for (rounding_mode m : lowbit::all_rounding_modes)
+    for (const bool is_signed : {true, false})
+      for (const bool narrow : {false, true})
+        for (const float b : {1.0f, 2.0f, 8.0f, 24.0f, 32.0f})
+          for (const float s : {0.05f, 0.25f, 3.0f}) {
+            CAPTURE(lowbit::to_string(m), is_signed, narrow, b, s);
+            const float z = narrow ? 2.0f : 0.0f;
+            lowbit_test::require_scalar_route_bits(make(is_signed, narrow, m), xf, s, z, b);
+            lowbit_test::require_scalar_route_bits(make<semantics::exact>(is_signed, narrow, m), xf, s, -z, b);
+            lowbit_test::require_scalar_route_bits(make(is_signed, narrow, m), xd, double(s), double(z), double(b));
+            lowbit_test::require_scalar_route_bits(make<semantics::exact>(is_signed, narrow, m), xd, double(s), -double(z),
+                                                   double(b));
+          }
+  // A scalar scale the exact semantics reject, and bit widths out of range,
+  // leave the route for the general one's message, with nothing written.
+  std::vector<float> x{1, 2, 3, 4, 5, 6}, y(6, 42.0f);
+  check_rejected([&] { make<semantics::exact>(true, false, rounding_mode::floor)(x, 0.0f, 0.0f, 8.0f, y); }, y,
+                 "scale");
+  check_rejected([&] { make<semantics::exact>(true, false, rounding_mode::floor)(x, inf, 0.0f, 8.0f, y); }, y, "scale");
+  check_rejected([&] { make(false, false, rounding_mode::floor)(x, 1.0f, 0.0f, 33.0f, y); }, y, "bitwidth = 33");
+  check_rejected([&] { make(false, false, rounding_mode::floor)(x, 1.0f, 0.0f, nan_f, y); }, y, "bitwidth");
 }

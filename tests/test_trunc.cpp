@@ -11,6 +11,7 @@
 
 #include "support/catch.hpp"
 #include "support/checks.hpp"
+#include "support/scalar_route.hpp"
 #include "support/test_util.hpp"
 
 using lowbit::rounding_mode;
@@ -764,4 +765,36 @@ TEST_CASE("trunc: shapes are checked before values (a broadcast view of 2^40 cop
   // in_bitwidth takes no part in Trunc's shape: a broadcast view of it is valid, its one value checked.
   lowbit::trunc<>{}(x, 1.0f, 0.0f, bw8, 1.0f, 8.0f, y);
   CHECK(y == std::vector<float>{0.0f, -0.0f, 5.0f});
+}
+
+TEST_CASE("trunc: the scalar route gives the general route's bits, every mode, width, type and path",
+          "[trunc][route]") {
+  const std::vector<float> xf = lowbit_test::mixed_values<float>(203, 37);
+  const std::vector<double> xd = lowbit_test::mixed_values<double>(203, 41);
+  // (scale, out_scale): t a power of two below and above 1 (inverted), t
+  // from a ratio that is not one (rounded log2), and t = 1.
+  const std::pair<float, float> scales[] = {{0.25f, 4.0f}, {2.0f, 0.5f}, {0.05f, 0.35f}, {3.0f, 3.0f}, {0.1f, 0.1f}};
+  for (rounding_mode m : lowbit::all_rounding_modes)
+    for (const bool is_signed : {true, false})
+      for (const auto& [in_b, out_b] : {std::pair{8.0f, 4.0f}, std::pair{4.0f, 8.0f}, std::pair{32.0f, 1.0f}})
+        for (const auto& [s, os] : scales) {
+          CAPTURE(lowbit::to_string(m), is_signed, in_b, out_b, s, os);
+          lowbit_test::require_scalar_route_bits(make(is_signed, false, m), xf, s, 1.0f, in_b, os, out_b);
+          lowbit_test::require_scalar_route_bits(make<semantics::exact>(is_signed, true, m), xf, s, -1.0f, in_b, os,
+                                                 out_b);
+          lowbit_test::require_scalar_route_bits(make(is_signed, true, m), xd, double(s), 0.0, double(in_b),
+                                                 double(os), double(out_b));
+          lowbit_test::require_scalar_route_bits(make<semantics::exact>(is_signed, false, m), xd, double(s), 2.0,
+                                                 double(in_b), double(os), double(out_b));
+        }
+  // Values the route leaves to the general route's messages, nothing written.
+  std::vector<float> x{1, 2, 3, 4, 5, 6}, y(6, 42.0f);
+  const auto ex = make<semantics::exact>(true, false, rounding_mode::floor);
+  check_rejected([&] { ex(x, 1e-30f, 0.0f, 8.0f, 3e38f, 8.0f, y); }, y, "out_scale / scale");
+  check_rejected([&] { ex(x, -1.0f, 0.0f, 8.0f, 1.0f, 8.0f, y); }, y, "scale");
+  check_rejected([&] { ex(x, 1.0f, 0.0f, 8.0f, 0.0f, 8.0f, y); }, y, "out_scale");
+  check_rejected([&] { make(true, false, rounding_mode::floor)(x, 1.0f, 0.0f, 0.0f, 1.0f, 8.0f, y); }, y,
+                 "in_bitwidth = 0");
+  check_rejected([&] { make(true, false, rounding_mode::floor)(x, 1.0f, 0.0f, 8.0f, 1.0f, 8.5f, y); }, y,
+                 "out_bitwidth = 8.5");
 }

@@ -104,6 +104,15 @@ struct bipolar_quant {
     if constexpr (S == semantics::exact) detail::check_scale_positive(name, "scale", a.template get<"scale">());
   }
 
+  /// The scalar route (detail/driver.hpp, scalar_route): a scalar scale.
+  template <class T>
+  bool run_scalars(const T* x, T* y, std::size_t n, const std::array<T, inputs::size>& p, bool simd) const {
+    if constexpr (S == semantics::exact)
+      if (!detail::positive_scale(p[0])) return false;
+    detail::run_splat(detail::bipolar_quant_kernel<S, detail::stage::fake>{}, x, y, n, p, simd);
+    return true;
+  }
+
   /// Codes: -1 and +1 with a signed code type, bits 0 and 1 with an unsigned one.
   template <class C, detail::stage, class T>
   bool check_codes(const args<T>&) const {

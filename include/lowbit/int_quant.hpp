@@ -223,6 +223,39 @@ struct int_quant {
     if constexpr (S == semantics::exact) detail::check_scale_positive(name, "scale", a.template get<"scale">());
   }
 
+  /// The scalar route (detail/driver.hpp, scalar_route): scale, zeropt and
+  /// bitwidth scalars, checked as check_values checks them; the kernel and
+  /// operands the state and run_with would give the one constant piece.
+  /// Not for the stochastic mode (each element's index, the group cache).
+  template <class T>
+  bool run_scalars(const T* x, T* y, std::size_t n, const std::array<T, inputs::size>& p, bool simd) const {
+    using I = inputs;
+    using O = operands;
+    const T s = p[I::index<"scale">], b = p[I::index<"bitwidth">];
+    if (rounding == rounding_mode::stochastic || !detail::valid_bitwidth(b)) return false;
+    if constexpr (S == semantics::exact)
+      if (!detail::positive_scale(s)) return false;
+    const auto r = detail::int_limits<S, T>(static_cast<int>(b), is_signed, narrow);
+    std::array<T, O::size> ops{};
+    ops[O::index<"scale">] = s;
+    ops[O::index<"zeropt">] = p[I::index<"zeropt">];
+    if (r.bipolar) {  // lo = hi = 0 and the flag, as the state has them
+      ops[O::index<"bipolar">] = T(1);
+      detail::run_splat(detail::int_quant_bipolar_kernel<S, detail::stage::fake>{}, x, y, n, ops, simd);
+      return true;
+    }
+    ops[O::index<"lo">] = r.lo;
+    ops[O::index<"hi">] = r.hi;
+    detail::with_rounding_mode(rounding, [&](auto mc) {
+      constexpr rounding_mode M = decltype(mc)::value;
+      if constexpr (M != rounding_mode::stochastic) {
+        const detail::int_quant_kernel<S, M, detail::stage::fake> k{detail::scale_divider::for_scale(s, simd), M, {seed, random_bits, index_offset}};
+        detail::run_splat(k, x, y, n, ops, simd);
+      }
+    });
+    return true;
+  }
+
   /// Codes of type C: unsigned codes of a signed IntQuant are bits (bit
   /// width 1); the clamp range of every other bit width must fit C.
   template <class C, detail::stage St, class T>

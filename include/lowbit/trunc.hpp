@@ -498,6 +498,46 @@ struct trunc {
     }
   }
 
+  /// The scalar route (detail/driver.hpp, scalar_route): every input a
+  /// scalar, checked as check_values and the state check them; the
+  /// operands and kernel the state and run_with would give the one
+  /// constant piece (t from the scalar path, inverted when a power of two).
+  /// Not for the stochastic mode (each element's index, the group cache).
+  template <class T>
+  bool run_scalars(const T* x, T* y, std::size_t n, const std::array<T, inputs::size>& p, bool simd) const {
+    using I = inputs;
+    using O = operands;
+    const T s = p[I::index<"scale">], os = p[I::index<"out_scale">], ob = p[I::index<"out_bitwidth">];
+    if (rounding == rounding_mode::stochastic || !detail::valid_bitwidth(p[I::index<"in_bitwidth">]) ||
+        !detail::valid_bitwidth(ob))
+      return false;
+    std::array<T, O::size> ops{};
+    if constexpr (S == semantics::exact) {
+      if (!detail::positive_scale(s) || !detail::positive_scale(os) ||
+          !detail::trunc_scale<S>(s, os, ops[O::index<"t">]))
+        return false;
+    } else {
+      ops[O::index<"t">] = detail::trunc_scale_ref_kernel<T>{}(s, os);
+    }
+    const auto r = detail::int_limits<S, T>(static_cast<int>(ob), is_signed, narrow);
+    ops[O::index<"scale">] = s;
+    ops[O::index<"zeropt">] = p[I::index<"zeropt">];
+    ops[O::index<"out_scale">] = os;
+    ops[O::index<"lo">] = r.lo;
+    ops[O::index<"hi">] = r.hi;
+    using D = detail::scale_divider;
+    const bool t_inverse = simd && detail::invert_powers_of_two(&ops[O::index<"t">], 1);
+    const D sd = D::for_scale(s, simd);
+    const D td = t_inverse ? D{} : D::for_scale(ops[O::index<"t">], simd);
+    detail::with_rounding_mode(rounding, [&](auto mc) {
+      constexpr rounding_mode M = decltype(mc)::value;
+      if constexpr (M != rounding_mode::stochastic)
+        detail::run_splat(detail::trunc_kernel<S, M, detail::stage::fake>{sd, td, t_inverse, M, {seed, random_bits, index_offset}},
+                          x, y, n, ops, simd);
+    });
+    return true;
+  }
+
   /// Codes of type C hold the clamp range of every out_bitwidth.
   template <class C, detail::stage St, class T>
   bool check_codes(const args<T>& a) const {

@@ -61,6 +61,7 @@
 #include <cstddef>
 #include <concepts>
 #include <cstdint>
+#include <ranges>
 #include <type_traits>
 #include <utility>
 
@@ -142,6 +143,17 @@ struct protocol_access {
         std::declval<const typename Op::template state<T>&>().template run<stage::code>(pc, true);
         std::declval<const typename Op::template state<T>&>().template run<stage::dequant>(pc, true);
       };
+  /// Whether Op declares the scalar route's hook (scalar_route) for T.
+  template <class Op, class T>
+  static constexpr bool has_scalar_route =
+      requires(const Op& op, const T* x, T* y, std::size_t n, const std::array<T, Op::inputs::size>& p, bool simd) {
+        { op.run_scalars(x, y, n, p, simd) } -> std::same_as<bool>;
+      };
+  template <class Op, class T>
+  static bool run_scalars(const Op& op, const T* x, T* y, std::size_t n, const std::array<T, Op::inputs::size>& p,
+                          bool simd) {
+    return op.run_scalars(x, y, n, p, simd);
+  }
   /// Whether Op has integer codes (declares check_codes).
   template <class Op>
   static constexpr bool has_codes = requires(const Op& op, const call_args<Op, float>& a) {
@@ -301,12 +313,54 @@ decltype(auto) read_args(F&& f, const X& x, const P&... p) {
   return f(a);
 }
 
+/// A tensor argument that is a contiguous sized range (std::span,
+/// std::vector, std::array: rank 1), not a view or a scalar.
+template <class V>
+constexpr bool plain_range_arg = !std::is_arithmetic_v<std::remove_cvref_t<V>> &&
+                                 !is_strided_view<std::remove_cvref_t<V>>::value &&
+                                 !mdspan_like<std::remove_cvref_t<V>>;
+
+/// Whether a call of Op with these argument types may take the scalar route.
+template <class Op, class T, class X, class Y, class... P>
+constexpr bool scalar_call = plain_range_arg<X> && plain_range_arg<Y> &&
+                             (std::is_arithmetic_v<std::remove_cvref_t<P>> && ...) &&
+                             protocol_access::has_scalar_route<Op, T>;
+
+/**
+ * The scalar route of the usual call: every input a scalar, x and y
+ * contiguous ranges of the same size, y = x or apart from it, one thread,
+ * no streaming stores. The operator's `run_scalars(x, y, n, p, simd)` hook
+ * checks the scalars p (converted to T, as the general route converts
+ * them), and returns false, having written nothing, when a check fails or
+ * the call needs the general route; the general route then makes every
+ * check again and throws its message. Otherwise it writes y from the
+ * scalars directly (run_splat), with the bits of the general route: no
+ * descriptors, state, plan or pieces, which cost two to three times a
+ * 256-element IntQuant call (docs/performance.md, "Per-call cost").
+ */
+template <class Op, class T, class Y, class X, class... P>
+LOWBIT_ALWAYS_INLINE bool scalar_route(const Op& op, Y& y, const X& x, const P&... p) {
+  protocol_access::check_attributes(op);  // the general route's first check, and its message
+  const T* xd = std::ranges::data(x);
+  T* yd = std::ranges::data(y);
+  const auto n = static_cast<std::size_t>(std::ranges::size(x));
+  if (n == 0 || static_cast<std::size_t>(std::ranges::size(y)) != n || xd == nullptr || yd == nullptr) return false;
+  const auto xa = reinterpret_cast<std::uintptr_t>(xd), ya = reinterpret_cast<std::uintptr_t>(yd);
+  const std::uintptr_t bytes = n * sizeof(T);  // the size of an existing range
+  if (xa != ya && xa < ya + bytes && ya < xa + bytes) return false;  // a partial overlap: the general route's error
+  if (n >= op.exec.stream_min_elements || parallel_parts(op.exec, n) > 1) return false;
+  return protocol_access::run_scalars(op, xd, yd, n, std::array<T, sizeof...(P)>{static_cast<T>(p)...},
+                                      simd_enabled());
+}
+
 /// An operator's operator(): `op(x, inputs..., y)`, stage fake.
 template <class Op, class Y, class X, class... P>
 void call(const Op& op, Y&& y, const X& x, const P&... p) {
   static_assert(complete_operator<Op>, "lowbit: this operator does not declare the protocol's hooks (detail/driver.hpp)");
   if constexpr (call_types_ok<Op, X, Y>()) {
     using T = x_value_t<X>;
+    if constexpr (scalar_call<Op, T, X, Y, P...>)
+      if (scalar_route<Op, T>(op, y, x, p...)) return;
     nd<T> yd = output_nd<T>(std::forward<Y>(y));
     read_args<Op, T>(
         [&](const call_args<Op, T>& a) {

@@ -264,11 +264,17 @@ void check_tensor_elements(const nd<const T>& t, F&& f) {
   });
 }
 
+/// A scale the exact semantics accept: finite and > 0.
+template <class T>
+LOWBIT_ALWAYS_INLINE bool positive_scale(T v) noexcept {
+  return v > T(0) && v <= std::numeric_limits<T>::max();
+}
+
 /// Exact semantics: every element of a scale tensor must be finite and > 0.
 template <class T>
 void check_scale_positive(const char* op, const char* name, const nd<const T>& s) {
   check_elements(s, [&](T v, std::size_t i) {
-    if (!(v > T(0) && v <= std::numeric_limits<T>::max()))
+    if (!positive_scale(v))
       throw_invalid(cat(op, " (exact semantics): "), name, s, i, v, "a finite value > 0");
     return true;
   });
@@ -1153,6 +1159,44 @@ LOWBIT_ALWAYS_INLINE piece<T, NP> flat_piece(const T* x, const std::array<const 
   const std::uintptr_t bytes = n * sizeof(T);  // within y's checked span
   pc.stream = n >= exec.stream_min_elements && !(xa < ya + bytes && ya < xa + bytes);
   return pc;
+}
+
+/// The batches of a call whose operands are all constant (`s`), x and y
+/// contiguous (the scalar route, detail/driver.hpp): run_piece's row loop
+/// and scalar loop on a flat constant piece, without the piece, the leaves'
+/// table or the declined-batch list (a tenth of a 256-element IntQuant call).
+template <class K, class T, std::size_t NP, std::size_t... I>
+LOWBIT_NOINLINE void splat_batches(const K& kernel, const T* x, T* y, std::size_t n, const std::array<T, NP>& s,
+                                   std::index_sequence<I...>) {
+  using B = batch<T>;
+  constexpr std::size_t L = B::size;
+  const K k = kernel;  // locals: a vector store may alias any memory
+  const std::array<B, NP> sb{B(s[I])...};
+  for (std::size_t i = 0; i + L <= n; i += L) detail::store(y + i, k(load<B>(x + i), sb[I]...));
+}
+
+/**
+ * Runs kernel k on x[0, n) into y with every operand the constant s[I]: the
+ * same bits as run_piece on the flat constant piece (the same batches, the
+ * same scalar loop for the tail and without `simd`). A kernel that may
+ * decline a batch or takes each element's index goes through run_piece.
+ */
+template <class K, class T, std::size_t NP>
+void run_splat(const K& k, const T* x, T* y, std::size_t n, const std::array<T, NP>& s, bool simd) {
+  constexpr std::size_t L = batch<T>::size;
+  if constexpr (declining_kernel<K> || index_aware_kernel<K>) {
+    std::array<const T*, NP> p{};
+    for (std::size_t I = 0; I < NP; ++I) p[I] = &s[I];
+    run_piece(k, flat_piece(x, p, std::array<bool, NP>{}, y, n, 0, execution{}), simd);
+  } else {
+    const std::size_t body = simd ? n / L * L : std::size_t(0);
+    if (body != 0) splat_batches(k, x, y, body, s, std::make_index_sequence<NP>{});
+    if (body < n) {
+      scalar_operands<T, NP> ops;
+      ops.s = s;
+      run_scalar(scalar_kernel_of(k), x, y, body, n, element_index{}, ops, std::make_index_sequence<NP>{});
+    }
+  }
 }
 
 /// The common case in one step (what the general walk would do with it,

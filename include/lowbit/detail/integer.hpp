@@ -125,10 +125,16 @@ LOWBIT_ALWAYS_INLINE V dequantize(V q, V scale, V zp) noexcept {
 
 /// Checks that every element of a bit-width tensor is an integer in
 /// 1..max_bitwidth<T> (both semantics).
+/// A valid bit width: an integer from 1 to max_bitwidth<T>.
+template <class T>
+LOWBIT_ALWAYS_INLINE bool valid_bitwidth(T b) noexcept {
+  return b >= T(1) && b <= T(max_bitwidth<T>) && b == std::trunc(b);
+}
+
 template <class T>
 void validate_bitwidth_tensor(const nd<const T>& d, const char* op, const char* role) {
   check_elements(d, [&](T b, std::size_t i) {
-    if (!(b >= T(1) && b <= T(max_bitwidth<T>) && b == std::trunc(b)))
+    if (!valid_bitwidth(b))
       throw_invalid(cat(op, ": "), role, d, i, b,
                     std::is_same_v<T, float> ? "an integer from 1 to 32" : "an integer from 1 to 53");
     return true;
