@@ -12,6 +12,7 @@
 
 #include "support/catch.hpp"
 #include "support/checks.hpp"
+#include "support/scalar_route.hpp"
 #include "support/test_util.hpp"
 
 using lowbit::rounding_mode;
@@ -676,4 +677,32 @@ TEST_CASE("float_quant: shapes are checked before values (a broadcast view of 2^
   REQUIRE_THROWS_WITH(lowbit::float_quant<lowbit::semantics::exact>{}(x, 1.0f, e, 3.0f, 7.0f, 448.0f, y),
                       lowbit_test::contains_substring("x has shape [3] and exponent_bitwidth has shape [1099511627776]"));
   CHECK(y == std::vector<float>(3, 7.0f));
+}
+
+TEST_CASE("float_quant: the scalar route gives the general route's bits, every mode, format and overflow",
+          "[float_quant][route]") {
+  const std::vector<float> x = lowbit_test::mixed_values<float>(203, 53);
+  struct fmt {
+    float e, m, bias, max_val;
+  };
+  // FP8 E4M3FN and E5M2, FP4 E2M1, m = 0, a max_val below the format's
+  // largest, a huge bias (subnormal steps), no cap, and binary32 itself.
+  const fmt formats[] = {{4, 3, 7, 448},  {5, 2, 15, 57344}, {2, 1, 1, 6},  {3, 0, 3, 16},
+                         {4, 3, 7, 100},  {5, 10, 140, inf}, {4, 3, 7, inf}, {8, 23, 127, 3.0e38f}};
+  for (rounding_mode m : lowbit::all_rounding_modes)
+    for (int ov = 0; ov < 3; ++ov)
+      for (const fmt& f : formats)
+        for (const float s : {0.05f, 0.25f, 3.0f}) {
+          CAPTURE(lowbit::to_string(m), ov, f.e, f.m, f.bias, f.max_val, s);
+          lowbit_test::require_scalar_route_bits(make(m, ov), x, s, f.e, f.m, f.bias, f.max_val);
+          lowbit_test::require_scalar_route_bits(make<semantics::exact>(m, ov), x, s, f.e, f.m, f.bias, f.max_val);
+        }
+  // A format the route has not seen goes the general way and is checked
+  // there; a known format with a scale the exact semantics reject too.
+  std::vector<float> y(203, 42.0f);
+  const auto ex = make<semantics::exact>(rounding_mode::half_even);
+  ex(x, 1.0f, 4.0f, 3.0f, 7.0f, 448.0f, y);  // known now
+  check_rejected([&] { ex(x, -1.0f, 4.0f, 3.0f, 7.0f, 448.0f, y); }, y, "scale");
+  check_rejected([&] { ex(x, 1.0f, 4.0f, 3.5f, 7.0f, 448.0f, y); }, y, "mantissa_bitwidth");
+  check_rejected([&] { ex(x, 1.0f, 4.0f, 3.0f, 7.0f, 448.0f, std::vector<float>(202)); }, y, "y has shape [202]");
 }

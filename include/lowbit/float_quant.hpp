@@ -605,6 +605,110 @@ struct float_quant {
     }
   }
 
+  detail::fq_overflow overflow() const noexcept {
+    return saturation ? detail::fq_overflow::saturate
+           : has_inf  ? detail::fq_overflow::infinity
+                      : detail::fq_overflow::nan;
+  }
+
+  /// The constants of the last single format a call on this thread computed
+  /// (only one that passed every check): key = the bits of
+  /// exponent_bitwidth, mantissa_bitwidth, exponent_bias and max_val.
+  struct format_memo {
+    std::array<std::uint32_t, 4> key{};
+    float mant{}, emin{}, max{};
+    bool valid = false;
+  };
+  static format_memo& last_format() noexcept {
+    static thread_local format_memo memo;
+    return memo;
+  }
+
+  /// The scalar route (detail/driver.hpp, scalar_route): every input a
+  /// scalar, and a format whose constants this thread has (last_format): a
+  /// format seen before, so checked before. Any other call, and the
+  /// stochastic mode, takes the general route (which computes and keeps
+  /// the format).
+  template <class T>
+  bool run_scalars(const T* x, T* y, std::size_t n, const std::array<T, inputs::size>& p, bool simd) const {
+    using I = inputs;
+    using O = operands;
+    const T s = p[I::index<"scale">];
+    if (rounding == rounding_mode::stochastic) return false;
+    if constexpr (exact)
+      if (!detail::positive_scale(s)) return false;
+    const format_memo& m = last_format();
+    if (!m.valid || m.key[0] != std::bit_cast<std::uint32_t>(p[I::index<"exponent_bitwidth">]) ||
+        m.key[1] != std::bit_cast<std::uint32_t>(p[I::index<"mantissa_bitwidth">]) ||
+        m.key[2] != std::bit_cast<std::uint32_t>(p[I::index<"exponent_bias">]) ||
+        m.key[3] != std::bit_cast<std::uint32_t>(p[I::index<"max_val">]))
+      return false;
+    std::array<T, O::size> ops{};
+    ops[O::index<"scale">] = s;
+    ops[O::index<"mantissa">] = m.mant;
+    ops[O::index<"emin">] = m.emin;
+    ops[O::index<"max">] = m.max;
+    const auto run = [&](const auto& k) { detail::run_splat(k, x, y, n, ops, simd); };
+    run_kernel<detail::stage::fake>(rounding, overflow(), exact ? nullptr : detail::log2_roundup_thresholds(),
+                                    detail::stochastic_source{seed, random_bits, index_offset}, ops,
+                                    std::array<bool, O::size>{}, simd, run, run);
+    return true;
+  }
+
+  /**
+   * The kernel for operands (scale, mantissa, emin, max) that are `s` where
+   * `vary` is false (arrays over the piece where it is true), run by
+   * `run(k)` (both batch loops) or `compact(k)` (the loaded loop alone).
+   */
+  template <detail::stage St, class T, class Run, class Compact>
+  static void run_kernel(rounding_mode mode, detail::fq_overflow ov, const std::int32_t* thr,
+                         const detail::stochastic_source& rnd, const std::array<T, operands::size>& s,
+                         const std::array<bool, operands::size>& vary, bool simd, Run&& run, Compact&& compact) {
+    using O = operands;
+    constexpr std::size_t scale_k = O::index<"scale">, mant_k = O::index<"mantissa">, emin_k = O::index<"emin">;
+    // Power-of-two fast path (see int_quant): a constant scale whose
+    // reciprocal is exact; the scalar path keeps dividing.
+    const auto div = detail::scale_divider::for_scale(s[scale_k], simd && !vary[scale_k]);
+    // The reference kernel's fast path needs constant m >= 1 and emin in
+    // [-126, 126] over the piece. The scalar path (detail::simd_scope off) always
+    // takes the general path, so that the SIMD-vs-scalar tests compare
+    // the two. Then emin + 127 is in [1, 253] and m >= 1 (any m >= 1024
+    // acts as 1024: be - m is below every ebmin either way).
+    const bool general = !simd || vary[mant_k] || vary[emin_k] || !(s[mant_k] >= 1.0f) ||
+                         !(s[emin_k] >= -126.0f && s[emin_k] <= 126.0f);
+    const std::int32_t m_int = general ? 0 : static_cast<std::int32_t>(std::min(s[mant_k], 1024.0f));
+    const std::int32_t ebmin = general ? 0 : static_cast<std::int32_t>(s[emin_k] + 127.0f);
+    if constexpr (!exact) {
+      const detail::fq_ref_eval ev{div, thr, general, m_int, ebmin};
+      // The stochastic mode takes each element's index, which a declining
+      // kernel does not: the kernel of every mode (a run-time switch).
+      if (general || mode == rounding_mode::stochastic)
+        return compact(detail::float_quant_ref_any_kernel<St>{ev, mode, ov, rnd});
+      return detail::with_rounding_mode(mode, [&](auto mc) {
+        if constexpr (decltype(mc)::value != rounding_mode::stochastic)
+          run(detail::float_quant_ref_kernel<decltype(mc)::value, St>{ev, ov});
+      });
+    } else {
+      // The fast kernel: a constant format in its range (and the SIMD
+      // path, as above); every other piece on the general kernel, one for
+      // every mode.
+      constexpr std::size_t max_k = O::index<"max">;
+      std::int32_t fm = 0, feb = 1;
+      float fbound = 1.0f;
+      if (simd && !vary[mant_k] && !vary[emin_k] && !vary[max_k] &&
+          detail::exact_fast_range(s[mant_k], s[emin_k], s[max_k], fm, feb, fbound)) {
+        return detail::with_rounding_mode(mode, [&](auto mc) {
+          constexpr rounding_mode M = decltype(mc)::value;
+          run(detail::float_quant_exact_fast_kernel<M, St>{div, ov, fm, feb, fbound, M, rnd});
+        });
+      }
+      if (ov == detail::fq_overflow::saturate)
+        compact(detail::float_quant_exact_kernel<detail::run_time_mode, false, St, true>{div, ov, mode, rnd});
+      else
+        compact(detail::float_quant_exact_kernel<detail::run_time_mode, false, St, false>{div, ov, mode, rnd});
+    }
+  }
+
   /// The kernel operands: the scale as given, and per distinct format the
   /// mantissa width, the smallest exponent and the largest value (max),
   /// computed once per format (validated there in the exact semantics).
@@ -622,9 +726,7 @@ struct float_quant {
     state(const float_quant& op, const args<T>& a, const shape&)
         : mode(op.rounding),
           rnd{op.seed, op.random_bits, op.index_offset},
-          ov(op.saturation ? detail::fq_overflow::saturate
-             : op.has_inf  ? detail::fq_overflow::infinity
-                           : detail::fq_overflow::nan),
+          ov(op.overflow()),
           thr(exact ? nullptr : detail::log2_roundup_thresholds()) {
       const detail::nd<const T>& es = a.template get<"exponent_bitwidth">();
       const detail::nd<const T>& ms = a.template get<"mantissa_bitwidth">();
@@ -660,12 +762,7 @@ struct float_quant {
       // four parameters, so the last one computed on this thread is reused
       // (the long double arithmetic below is a visible part of a small call).
       // Only formats that passed every check are kept.
-      struct format_memo {
-        std::array<std::uint32_t, 4> key{};
-        T mant{}, emin{}, max{};
-        bool valid = false;
-      };
-      static thread_local format_memo memo;
+      format_memo& memo = last_format();
       std::array<std::uint32_t, 4> key{};
       if (nf == 1) {
         key = {std::bit_cast<std::uint32_t>(es.data[0]), std::bit_cast<std::uint32_t>(ms.data[0]),
@@ -775,51 +872,9 @@ struct float_quant {
     /// run() with the random source `rnd` (the state's, with a group cache).
     template <detail::stage St>
     void run_with(const detail::piece<T, operands::size>& pc, bool simd, const detail::stochastic_source& rnd) const {
-      using O = operands;
-      constexpr std::size_t scale_k = O::index<"scale">, mant_k = O::index<"mantissa">, emin_k = O::index<"emin">;
-      // Power-of-two fast path (see int_quant): a constant scale whose
-      // reciprocal is exact; the scalar path keeps dividing.
-      const auto div = detail::scale_divider::for_scale(pc.s[scale_k], simd && !pc.vary[scale_k]);
-      // The reference kernel's fast path needs constant m >= 1 and emin in
-      // [-126, 126] over the piece. The scalar path (detail::simd_scope off) always
-      // takes the general path, so that the SIMD-vs-scalar tests compare
-      // the two. Then emin + 127 is in [1, 253] and m >= 1 (any m >= 1024
-      // acts as 1024: be - m is below every ebmin either way).
-      const bool general = !simd || pc.vary[mant_k] || pc.vary[emin_k] || !(pc.s[mant_k] >= 1.0f) ||
-                           !(pc.s[emin_k] >= -126.0f && pc.s[emin_k] <= 126.0f);
-      const std::int32_t m_int = general ? 0 : static_cast<std::int32_t>(std::min(pc.s[mant_k], 1024.0f));
-      const std::int32_t ebmin = general ? 0 : static_cast<std::int32_t>(pc.s[emin_k] + 127.0f);
-      if constexpr (!exact) {
-        const detail::fq_ref_eval ev{div, thr, general, m_int, ebmin};
-        // The stochastic mode takes each element's index, which a declining
-        // kernel does not: the kernel of every mode (a run-time switch).
-        if (general || mode == rounding_mode::stochastic)
-          return detail::run_piece_compact(detail::float_quant_ref_any_kernel<St>{ev, mode, ov, rnd}, pc, simd);
-        return detail::with_rounding_mode(mode, [&](auto mc) {
-          if constexpr (decltype(mc)::value != rounding_mode::stochastic)
-            detail::run_piece(detail::float_quant_ref_kernel<decltype(mc)::value, St>{ev, ov}, pc, simd);
-        });
-      } else {
-        // The fast kernel: a constant format in its range (and the SIMD
-        // path, as above); every other piece on the general kernel, one for
-        // every mode.
-        constexpr std::size_t max_k = O::index<"max">;
-        std::int32_t fm = 0, feb = 1;
-        float fbound = 1.0f;
-        if (simd && !pc.vary[mant_k] && !pc.vary[emin_k] && !pc.vary[max_k] &&
-            detail::exact_fast_range(pc.s[mant_k], pc.s[emin_k], pc.s[max_k], fm, feb, fbound)) {
-          return detail::with_rounding_mode(mode, [&](auto mc) {
-            constexpr rounding_mode M = decltype(mc)::value;
-            detail::run_piece(detail::float_quant_exact_fast_kernel<M, St>{div, ov, fm, feb, fbound, M, rnd}, pc, simd);
-          });
-        }
-        if (ov == detail::fq_overflow::saturate)
-          detail::run_piece_compact(
-              detail::float_quant_exact_kernel<detail::run_time_mode, false, St, true>{div, ov, mode, rnd}, pc, simd);
-        else
-          detail::run_piece_compact(
-              detail::float_quant_exact_kernel<detail::run_time_mode, false, St, false>{div, ov, mode, rnd}, pc, simd);
-      }
+      run_kernel<St>(
+          mode, ov, thr, rnd, pc.s, pc.vary, simd, [&](const auto& k) { detail::run_piece(k, pc, simd); },
+          [&](const auto& k) { detail::run_piece_compact(k, pc, simd); });
     }
   };
 };

@@ -1162,40 +1162,67 @@ LOWBIT_ALWAYS_INLINE piece<T, NP> flat_piece(const T* x, const std::array<const 
 }
 
 /// The batches of a call whose operands are all constant (`s`), x and y
-/// contiguous (the scalar route, detail/driver.hpp): run_piece's row loop
-/// and scalar loop on a flat constant piece, without the piece, the leaves'
-/// table or the declined-batch list (a tenth of a 256-element IntQuant call).
+/// contiguous (the scalar route, detail/driver.hpp): run_piece's row loop on
+/// a flat constant piece, from element i to n, without the piece or the
+/// leaves' table (a tenth of a 256-element IntQuant call). A batch the
+/// kernel declines is noted in `dec` (as row_batches does; false: stopped
+/// at i with `dec` full); a kernel that never declines gets no list.
 template <class K, class T, std::size_t NP, std::size_t... I>
-LOWBIT_NOINLINE void splat_batches(const K& kernel, const T* x, T* y, std::size_t n, const std::array<T, NP>& s,
-                                   std::index_sequence<I...>) {
+LOWBIT_NOINLINE bool splat_batches(const K& kernel, const T* x, T* y, std::size_t& ii, std::size_t n,
+                                   const std::array<T, NP>& s, declined_batches* dec, std::index_sequence<I...>) {
   using B = batch<T>;
   constexpr std::size_t L = B::size;
   const K k = kernel;  // locals: a vector store may alias any memory
   const std::array<B, NP> sb{B(s[I])...};
-  for (std::size_t i = 0; i + L <= n; i += L) detail::store(y + i, k(load<B>(x + i), sb[I]...));
+  for (std::size_t i = ii; i + L <= n; i += L) {
+    bool ok = true;
+    const B res = call_batch(k, ok, element_index{}, load<B>(x + i), sb[I]...);
+    if (ok) [[likely]] {
+      detail::store(y + i, res);
+    } else {
+      dec->col[dec->count] = i;
+      if (++dec->count == declined_batches::capacity) {
+        ii = i + L;
+        return false;
+      }
+    }
+  }
+  return true;
 }
 
 /**
  * Runs kernel k on x[0, n) into y with every operand the constant s[I]: the
  * same bits as run_piece on the flat constant piece (the same batches, the
- * same scalar loop for the tail and without `simd`). A kernel that may
- * decline a batch or takes each element's index goes through run_piece.
+ * same scalar loop for declined batches, for the tail and without `simd`).
+ * A kernel that takes each element's index goes through run_piece.
  */
 template <class K, class T, std::size_t NP>
 void run_splat(const K& k, const T* x, T* y, std::size_t n, const std::array<T, NP>& s, bool simd) {
   constexpr std::size_t L = batch<T>::size;
-  if constexpr (declining_kernel<K> || index_aware_kernel<K>) {
+  if constexpr (index_aware_kernel<K>) {
     std::array<const T*, NP> p{};
     for (std::size_t I = 0; I < NP; ++I) p[I] = &s[I];
     run_piece(k, flat_piece(x, p, std::array<bool, NP>{}, y, n, 0, execution{}), simd);
   } else {
-    const std::size_t body = simd ? n / L * L : std::size_t(0);
-    if (body != 0) splat_batches(k, x, y, body, s, std::make_index_sequence<NP>{});
-    if (body < n) {
+    auto scalar = [&](std::size_t b, std::size_t e) {
       scalar_operands<T, NP> ops;
       ops.s = s;
-      run_scalar(scalar_kernel_of(k), x, y, body, n, element_index{}, ops, std::make_index_sequence<NP>{});
+      run_scalar(scalar_kernel_of(k), x, y, b, e, element_index{}, ops, std::make_index_sequence<NP>{});
+    };
+    const std::size_t body = simd ? n / L * L : std::size_t(0);
+    std::size_t i = 0;
+    if constexpr (declining_kernel<K>) {
+      declined_batches dec;
+      auto flush = [&] {
+        for (std::size_t j = 0; j < dec.count; ++j) scalar(dec.col[j], dec.col[j] + L);
+        dec.count = 0;
+      };
+      while (!splat_batches(k, x, y, i, body, s, &dec, std::make_index_sequence<NP>{})) flush();
+      flush();
+    } else if (body != 0) {
+      splat_batches(k, x, y, i, body, s, nullptr, std::make_index_sequence<NP>{});  // declines nothing
     }
+    if (body < n) scalar(body, n);
   }
 }
 
