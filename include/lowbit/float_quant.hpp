@@ -648,7 +648,13 @@ struct float_quant {
     ops[O::index<"mantissa">] = m.mant;
     ops[O::index<"emin">] = m.emin;
     ops[O::index<"max">] = m.max;
-    const auto run = [&](const auto& k) { detail::run_splat(k, x, y, n, ops, simd); };
+    // A loop of its own for the default mode, ROUND (run_splat).
+    const auto run = [&](const auto& k) {
+      using K = std::remove_cvref_t<decltype(k)>;
+      constexpr bool direct = std::is_same_v<K, detail::float_quant_ref_kernel<rounding_mode::half_even, detail::stage::fake>> ||
+                              std::is_same_v<K, detail::float_quant_exact_fast_kernel<rounding_mode::half_even, detail::stage::fake>>;
+      detail::run_splat<direct>(k, x, y, n, ops, simd);
+    };
     run_kernel<detail::stage::fake>(rounding, overflow(), exact ? nullptr : detail::log2_roundup_thresholds(),
                                     detail::stochastic_source{seed, random_bits, index_offset}, ops,
                                     std::array<bool, O::size>{}, simd, run, run);

@@ -250,7 +250,7 @@ struct int_quant {
       constexpr rounding_mode M = decltype(mc)::value;
       if constexpr (M != rounding_mode::stochastic) {
         const detail::int_quant_kernel<S, M, detail::stage::fake> k{detail::scale_divider::for_scale(s, simd), M, {seed, random_bits, index_offset}};
-        detail::run_splat(k, x, y, n, ops, simd);
+        detail::run_splat<M == rounding_mode::half_even>(k, x, y, n, ops, simd);  // its own loop: the default
       }
     });
     return true;

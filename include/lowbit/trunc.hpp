@@ -531,9 +531,12 @@ struct trunc {
     const D td = t_inverse ? D{} : D::for_scale(ops[O::index<"t">], simd);
     detail::with_rounding_mode(rounding, [&](auto mc) {
       constexpr rounding_mode M = decltype(mc)::value;
+      // A loop of its own for ROUND and the default, FLOOR (run_splat).
+      constexpr bool direct = M == rounding_mode::half_even || M == rounding_mode::floor;
       if constexpr (M != rounding_mode::stochastic)
-        detail::run_splat(detail::trunc_kernel<S, M, detail::stage::fake>{sd, td, t_inverse, M, {seed, random_bits, index_offset}},
-                          x, y, n, ops, simd);
+        detail::run_splat<direct>(
+            detail::trunc_kernel<S, M, detail::stage::fake>{sd, td, t_inverse, M, {seed, random_bits, index_offset}}, x,
+            y, n, ops, simd);
     });
     return true;
   }

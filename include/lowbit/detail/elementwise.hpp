@@ -1194,12 +1194,17 @@ LOWBIT_NOINLINE bool splat_batches(const K& kernel, const T* x, T* y, std::size_
  * Runs kernel k on x[0, n) into y with every operand the constant s[I]: the
  * same bits as run_piece on the flat constant piece (the same batches, the
  * same scalar loop for declined batches, for the tail and without `simd`).
- * A kernel that takes each element's index goes through run_piece.
+ * With `Direct`, on a batch loop of its own (splat_batches); without, or
+ * for a kernel that takes each element's index, through run_piece on the
+ * flat piece, whose leaves the general route compiles anyway. The scalar
+ * route takes the loop of its own for each operator's default mode only: a
+ * loop per kernel costs every caller's compile time (a second or more per
+ * operator and call site for all seven modes), run_piece 8-12 ns a call.
  */
-template <class K, class T, std::size_t NP>
+template <bool Direct = true, class K, class T, std::size_t NP>
 void run_splat(const K& k, const T* x, T* y, std::size_t n, const std::array<T, NP>& s, bool simd) {
   constexpr std::size_t L = batch<T>::size;
-  if constexpr (index_aware_kernel<K>) {
+  if constexpr (!Direct || index_aware_kernel<K>) {
     std::array<const T*, NP> p{};
     for (std::size_t I = 0; I < NP; ++I) p[I] = &s[I];
     run_piece(k, flat_piece(x, p, std::array<bool, NP>{}, y, n, 0, execution{}), simd);
