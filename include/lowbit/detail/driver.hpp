@@ -32,6 +32,12 @@
  *   bool check_codes(const call_args<Op, T>&) const`: checks that codes of
  *   type C can hold every q (St = code) or be read back (St = dequant), and
  *   says whether the codes are bits (0 for -1, 1 for +1);
+ * - optionally, the scalar route's hook `template <class T> bool
+ *   run_scalars(const T* x, T* y, std::size_t n, const std::array<T,
+ *   inputs::size>& p, bool simd) const` (scalar_route below): a call whose
+ *   inputs are all scalars p, x and y contiguous; it checks p as
+ *   check_values would and writes y as the state would, or returns false,
+ *   having written nothing, to leave the call to the general route;
  * - optionally, side outputs of the code stage (a block format's scales
  *   beside its element codes): `using code_outputs = names<"codes", ...>`
  *   names them after the codes; `template <class T> std::array<shape, K>
