@@ -618,6 +618,17 @@ struct float_quant {
     std::array<std::uint32_t, 4> key{};
     float mant{}, emin{}, max{};
     bool valid = false;
+
+    static std::array<std::uint32_t, 4> key_of(float e, float m, float b, float mv) noexcept {
+      return {std::bit_cast<std::uint32_t>(e), std::bit_cast<std::uint32_t>(m), std::bit_cast<std::uint32_t>(b),
+              std::bit_cast<std::uint32_t>(mv)};
+    }
+    /// Whether it holds the format `k`. Compared word by word: the array
+    /// compared whole was built in a vector register, stored and reloaded
+    /// (a store-forwarding stall each call).
+    bool holds(const std::array<std::uint32_t, 4>& k) const noexcept {
+      return valid && key[0] == k[0] && key[1] == k[1] && key[2] == k[2] && key[3] == k[3];
+    }
   };
   static format_memo& last_format() noexcept {
     static thread_local format_memo memo;
@@ -638,10 +649,8 @@ struct float_quant {
     if constexpr (exact)
       if (!detail::positive_scale(s)) return false;
     const format_memo& m = last_format();
-    if (!m.valid || m.key[0] != std::bit_cast<std::uint32_t>(p[I::index<"exponent_bitwidth">]) ||
-        m.key[1] != std::bit_cast<std::uint32_t>(p[I::index<"mantissa_bitwidth">]) ||
-        m.key[2] != std::bit_cast<std::uint32_t>(p[I::index<"exponent_bias">]) ||
-        m.key[3] != std::bit_cast<std::uint32_t>(p[I::index<"max_val">]))
+    if (!m.holds(format_memo::key_of(p[I::index<"exponent_bitwidth">], p[I::index<"mantissa_bitwidth">],
+                                     p[I::index<"exponent_bias">], p[I::index<"max_val">])))
       return false;
     std::array<T, O::size> ops{};
     ops[O::index<"scale">] = s;
@@ -770,14 +779,8 @@ struct float_quant {
       // Only formats that passed every check are kept.
       format_memo& memo = last_format();
       std::array<std::uint32_t, 4> key{};
-      if (nf == 1) {
-        key = {std::bit_cast<std::uint32_t>(es.data[0]), std::bit_cast<std::uint32_t>(ms.data[0]),
-               std::bit_cast<std::uint32_t>(bs.data[0]), std::bit_cast<std::uint32_t>(vs.data[0])};
-      }
-      // Compared word by word: the array compared whole was built in a vector
-      // register, stored and reloaded (a store-forwarding stall each call).
-      if (nf == 1 && memo.valid && memo.key[0] == key[0] && memo.key[1] == key[1] && memo.key[2] == key[2] &&
-          memo.key[3] == key[3]) {
+      if (nf == 1) key = format_memo::key_of(es.data[0], ms.data[0], bs.data[0], vs.data[0]);
+      if (nf == 1 && memo.holds(key)) {
         mant_p[0] = memo.mant;
         emin_p[0] = memo.emin;
         max_p[0] = memo.max;

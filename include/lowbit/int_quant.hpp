@@ -249,7 +249,8 @@ struct int_quant {
     detail::with_rounding_mode(rounding, [&](auto mc) {
       constexpr rounding_mode M = decltype(mc)::value;
       if constexpr (M != rounding_mode::stochastic) {
-        const detail::int_quant_kernel<S, M, detail::stage::fake> k{detail::scale_divider::for_scale(s, simd), M, {seed, random_bits, index_offset}};
+        const detail::int_quant_kernel<S, M, detail::stage::fake> k{detail::scale_divider::for_scale(s, simd), M,
+                                                                   {seed, random_bits, index_offset}};
         detail::run_splat<M == rounding_mode::half_even>(k, x, y, n, ops, simd);  // its own loop: the default
       }
     });

@@ -123,14 +123,14 @@ LOWBIT_ALWAYS_INLINE V dequantize(V q, V scale, V zp) noexcept {
   return d;
 }
 
-/// Checks that every element of a bit-width tensor is an integer in
-/// 1..max_bitwidth<T> (both semantics).
 /// A valid bit width: an integer from 1 to max_bitwidth<T>.
 template <class T>
 LOWBIT_ALWAYS_INLINE bool valid_bitwidth(T b) noexcept {
   return b >= T(1) && b <= T(max_bitwidth<T>) && b == std::trunc(b);
 }
 
+/// Checks that every element of a bit-width tensor is an integer in
+/// 1..max_bitwidth<T> (both semantics).
 template <class T>
 void validate_bitwidth_tensor(const nd<const T>& d, const char* op, const char* role) {
   check_elements(d, [&](T b, std::size_t i) {
