@@ -418,7 +418,9 @@ TEST_CASE("float_quant: SIMD body equals the scalar path for every tail and misa
 // the range (m 0 and 22, emin -126 and 0, max just below 2^(104 + m), max
 // off the grid) and on values at every edge (zeros, subnormals, ties near
 // max and near 2^k, infinities, NaNs with payloads), in every mode and
-// overflow rule; then through the operator against the oracle.
+// overflow rule, and with a max on the grid also in its `clamped` form (the
+// input bounded by max, no overflow step); then through the operator
+// against the oracle.
 TEST_CASE("exact: the fast kernel equals the general kernel and the oracle at the edges of its range",
           "[float_quant][simd][oracle]") {
   namespace d = lowbit::detail;
@@ -426,11 +428,15 @@ TEST_CASE("exact: the fast kernel equals the general kernel and the oracle at th
   constexpr std::size_t L = B::size;
   struct edge_format {
     float m, emin, max;
+    bool on_grid;
   };
-  const edge_format formats[] = {{3, -9, 448},          {2, -16, 57344},        {1, -1, 6},
-                                 {0, -126, 1.5f},       {22, -126, 0x1.8p+125f}, {3, 0, 300},
-                                 {3, -9, 0x1.ep+106f},  {0, 0, 0x1p+103f},     {5, -126, 0x1.8p-120f},
-                                 {22, 0, 0x1.fffffep+125f}};
+  const edge_format formats[] = {{3, -9, 448, true},          {2, -16, 57344, true},
+                                 {1, -1, 6, true},            {0, -126, 1.5f, false},
+                                 {22, -126, 0x1.8p+125f, true}, {3, 0, 300, false},
+                                 {3, -9, 0x1.ep+106f, true},  {0, 0, 0x1p+103f, true},
+                                 {5, -126, 0x1.8p-120f, true}, {22, 0, 0x1.fffffep+125f, false},
+                                 {3, -9, 464, false},         {3, -9, 0x1p-9f, true},
+                                 {3, -9, 0x1.8p-9f, false},   {3, -9, 0x1.cp-7f, true}};
   std::vector<float> v = lowbit_test::mixed_values<float>(64 * L, 41);
   std::mt19937 rng(43);
   for (std::size_t i = 0; i < v.size(); i += 2) v[i] = f32(static_cast<std::uint32_t>(rng()));
@@ -449,15 +455,20 @@ TEST_CASE("exact: the fast kernel equals the general kernel and the oracle at th
   for (const edge_format& f : formats) {
     std::int32_t m_int = 0, ebmin = 0;
     float bound = 0;
+    bool on_grid = !f.on_grid;
     INFO("m " << f.m << " emin " << f.emin << " max " << show(f.max));
-    REQUIRE(d::exact_fast_range(f.m, f.emin, f.max, m_int, ebmin, bound));
+    REQUIRE(d::exact_fast_range(f.m, f.emin, f.max, m_int, ebmin, bound, on_grid));
+    REQUIRE(on_grid == f.on_grid);
     for (float scale : {1.0f, 0.37f})
       for (d::fq_overflow ov : {d::fq_overflow::saturate, d::fq_overflow::infinity, d::fq_overflow::nan})
+        for (bool clamped : {false, true})
         for (rounding_mode mode : deterministic_modes)
           d::with_rounding_mode(mode, [&](auto mc) {
             constexpr rounding_mode M = decltype(mc)::value;
-            INFO(lowbit::to_string(M) << " overflow " << int(ov) << " scale " << scale);
-            const d::float_quant_exact_fast_kernel<M> fast{{}, ov, m_int, ebmin, bound};
+            if (clamped && !(on_grid && ov == d::fq_overflow::saturate)) return;
+            INFO(lowbit::to_string(M) << " overflow " << int(ov) << " scale " << scale << " clamped " << clamped);
+            const d::float_quant_exact_fast_kernel<M> fast{
+                {}, ov, m_int, ebmin, clamped ? f.max : bound, M, {}, clamped};
             const auto fast_scalar = fast.scalar_kernel();
             auto check = [&](auto general) {
               for (std::size_t i = 0; i < v.size(); i += L) {
@@ -490,13 +501,14 @@ TEST_CASE("exact: the fast kernel equals the general kernel and the oracle at th
   // Out of range: m 23, emin 1 or -127, max at 2^(105 + m), a max below 2^emin.
   std::int32_t a = 0, b = 0;
   float c = 0;
-  CHECK_FALSE(d::exact_fast_range(23, -126, 448, a, b, c));
-  CHECK_FALSE(d::exact_fast_range(3, 1, 448, a, b, c));
-  CHECK_FALSE(d::exact_fast_range(3, -127, 448, a, b, c));
-  CHECK_FALSE(d::exact_fast_range(3, -9, 0x1p+107f, a, b, c));
-  CHECK(d::exact_fast_range(3, -9, 0x1.fffffep+106f, a, b, c));
-  CHECK_FALSE(d::exact_fast_range(3, -9, 0x1p-10f, a, b, c));
-  CHECK_FALSE(d::exact_fast_range(3, -9, inf, a, b, c));
+  bool g = false;
+  CHECK_FALSE(d::exact_fast_range(23, -126, 448, a, b, c, g));
+  CHECK_FALSE(d::exact_fast_range(3, 1, 448, a, b, c, g));
+  CHECK_FALSE(d::exact_fast_range(3, -127, 448, a, b, c, g));
+  CHECK_FALSE(d::exact_fast_range(3, -9, 0x1p+107f, a, b, c, g));
+  CHECK(d::exact_fast_range(3, -9, 0x1.fffffep+106f, a, b, c, g));
+  CHECK_FALSE(d::exact_fast_range(3, -9, 0x1p-10f, a, b, c, g));
+  CHECK_FALSE(d::exact_fast_range(3, -9, inf, a, b, c, g));
 }
 
 TEST_CASE("reference: batches the fast kernels decline (near the top of a binade, inf, NaN) equal the oracle, "

@@ -326,6 +326,12 @@ LOWBIT_ALWAYS_INLINE xsimd::batch<std::int32_t, A> exponent_field(const xsimd::b
  * 1. x = X / scale; a = min(|x|, 2^k). Every |x| >= 2^k rounds to a value
  *    >= 2^k > max in every mode (2^k is on the grid: k > emin), so it
  *    overflows like 2^k itself does, infinities included; a NaN passes.
+ *    1'. (`clamped`) When the overflow saturates and max is on the grid
+ *    (max = 2^u' n with u' its own step), a = min(|x|, max) instead: every
+ *    mode rounds monotonically and leaves max in place, so a value above
+ *    max gives max, as the saturation would, and no value at or below max
+ *    rounds beyond it; step 4 has nothing left to do and is skipped. The
+ *    standard formats (E4M3FN 448, E5M2 57344, E2M1 6, ...) are all so.
  * 2. The biased exponent of the step 2^u, u = max(e - m, emin): the exponent
  *    field of a minus m, raised to emin + 127. A subnormal or zero a has
  *    field 0, whose u is emin as its true exponent's is (emin >= -126 >
@@ -338,7 +344,8 @@ LOWBIT_ALWAYS_INLINE xsimd::batch<std::int32_t, A> exponent_field(const xsimd::b
  *    u <= 0 scales up, u > 0 only when u = e - m, and then t is in [2^m,
  *    2^(m+1))), rounded to an integral value (trunc, ceil, trunc(t +
  *    pred(1/2)), ceil(t - 1/2)), times 2^u (exact: q <= 2^k). The sign of
- *    x comes last (after the overflow, which only needs |q|). CEIL and
+ *    x comes last (after the overflow, which only needs |q|), or'ed in
+ *    (HALF_DOWN: copied, its ceil gives -0 below 1/2). CEIL and
  *    FLOOR round x * 2^-u, signed, in the same way.
  * 4. The overflow on |q| > max: saturation to +-max, +-inf, or NaN.
  * 5. Y = q * scale.
@@ -351,15 +358,18 @@ struct float_quant_exact_fast_kernel : scale_divider {
   fq_overflow ov = fq_overflow::saturate;  ///< a branch per batch, always predicted
   std::int32_t m_int = 0;                  ///< m, 0 .. 22
   std::int32_t ebmin = 1;                  ///< emin + 127, 1 .. 127
-  float bound = 1.0f;                      ///< 2^k, the smallest power of two above max
+  float bound = 1.0f;                      ///< 2^k, the smallest power of two above max; or max (`clamped`)
   rounding_mode mode = M;                  ///< for M = run_time_mode (the scalar loop)
   /// The seed and random bits of the stochastic mode (detail/stochastic.hpp).
   stochastic_source rnd{};
+  /// Saturation with a max on the grid: `bound` is max itself, so that
+  /// |q| <= max holds without the overflow step (step 1').
+  bool clamped = false;
   static constexpr bool index_aware = needs_index<M>;
 
   /// The scalar loop's kernel, shared by every mode.
   float_quant_exact_fast_kernel<run_time_mode, St> scalar_kernel() const noexcept {
-    return {{*this}, ov, m_int, ebmin, bound, M, rnd};
+    return {{*this}, ov, m_int, ebmin, bound, M, rnd, clamped};
   }
 
   template <class V>
@@ -377,7 +387,7 @@ struct float_quant_exact_fast_kernel : scale_divider {
     if constexpr (St == stage::dequant) return X * scale;
     const V x = this->divide(X, scale);
     const V a = detail::bound_above(V(bound), detail::abs(x));
-    const I eb = imax((float_bits(a) >> 23) - I(m_int), I(ebmin));
+    const I fa = float_bits(a) >> 23;  // a's exponent field (its sign bit is clear)
     // The modes symmetric in the sign round a and take x's sign at the end.
     constexpr bool symmetric = M == rounding_mode::half_even || M == rounding_mode::down ||
                                M == rounding_mode::up || M == rounding_mode::half_up ||
@@ -386,9 +396,11 @@ struct float_quant_exact_fast_kernel : scale_divider {
     if constexpr (symmetric) {
       V qa;
       if constexpr (M == rounding_mode::half_even) {
-        const V c = bits_float(exponent_field(I(eb + I(23))));
+        // exponent_field(eb + 23) with the two constants folded into one.
+        const V c = bits_float(exponent_field(imax(I(fa + I(23 - m_int)), I(ebmin + 23))));
         qa = (a + c) - c;
       } else {
+        const I eb = imax(I(fa - I(m_int)), I(ebmin));
         const V ta = a * bits_float(exponent_field(I(I(254) - eb)));
         V ra;
         if constexpr (M == rounding_mode::down) {
@@ -409,18 +421,30 @@ struct float_quant_exact_fast_kernel : scale_divider {
         }
         qa = ra * bits_float(exponent_field(eb));
       }
-      if (ov == fq_overflow::saturate) [[likely]] {
-        q = detail::copysign(detail::bound_above(maxv, qa), x);
+      // qa's sign bit is clear (a >= +0 or a NaN of positive sign, and
+      // every step keeps it) except for HALF_DOWN's ceil(ta - 1/2) = -0:
+      // x's sign bit is or'ed in.
+      const auto signed_q = [&x](V v) {
+        if constexpr (M == rounding_mode::half_down) return detail::copysign(v, x);
+        else return detail::or_sign(v, x);
+      };
+      if (clamped) [[likely]] {
+        q = signed_q(qa);
+      } else if (ov == fq_overflow::saturate) {
+        q = signed_q(detail::bound_above(maxv, qa));
       } else if (ov == fq_overflow::infinity) {
-        q = detail::copysign(detail::select(qa > maxv, V(std::numeric_limits<float>::infinity()), qa), x);
+        q = signed_q(detail::select(qa > maxv, V(std::numeric_limits<float>::infinity()), qa));
       } else {
         q = detail::select(qa > maxv, V(std::numeric_limits<float>::quiet_NaN()), detail::copysign(qa, x));
       }
     } else {
       // CEIL, FLOOR and the run-time mode of the scalar loop: x's sign first.
+      const I eb = imax(I(fa - I(m_int)), I(ebmin));
       const V t = detail::copysign(a, x) * bits_float(exponent_field(I(I(254) - eb)));
       q = detail::round_step<semantics::exact, M>(t, mode, thr) * bits_float(exponent_field(eb));
-      if (ov == fq_overflow::saturate) [[likely]] {
+      if (clamped) [[likely]] {
+        // |q| <= max already.
+      } else if (ov == fq_overflow::saturate) {
         q = detail::bound_above(maxv, detail::bound_below(detail::negate(maxv), q));
       } else if (ov == fq_overflow::infinity) {
         const V inf(std::numeric_limits<float>::infinity());
@@ -435,9 +459,11 @@ struct float_quant_exact_fast_kernel : scale_divider {
 };
 
 /// The constants of float_quant_exact_fast_kernel for a piece of format
-/// (m, emin, max), or false when the format leaves its range.
+/// (m, emin, max), or false when the format leaves its range; `on_grid`:
+/// max is a value of the format (a multiple of its own step 2^max(e - m,
+/// emin), e its exponent), for the kernel's `clamped`.
 inline bool exact_fast_range(float m, float emin, float max, std::int32_t& m_int, std::int32_t& ebmin,
-                             float& bound) noexcept {
+                             float& bound, bool& on_grid) noexcept {
   if (!(m >= 0.0f && m <= 22.0f && emin >= -126.0f && emin <= 0.0f && max > 0.0f &&
         max <= std::numeric_limits<float>::max()))
     return false;
@@ -447,6 +473,10 @@ inline bool exact_fast_range(float m, float emin, float max, std::int32_t& m_int
   ebmin = static_cast<std::int32_t>(emin) + 127;  // 1 .. 127: 2^emin = bits(ebmin << 23)
   if (k > 104 + m_int || k > 127 || max < std::bit_cast<float>(ebmin << 23)) return false;
   bound = std::bit_cast<float>((k + 127) << 23);  // k > emin >= -126: a normal power of two
+  // max / 2^u is exact in double (u >= -126, 24 significant bits).
+  const std::int32_t u = std::max(k - 1 - m_int, ebmin - 127);
+  const double steps = std::ldexp(static_cast<double>(max), -u);
+  on_grid = steps == std::trunc(steps);
   return true;
 }
 
@@ -710,11 +740,15 @@ struct float_quant {
       constexpr std::size_t max_k = O::index<"max">;
       std::int32_t fm = 0, feb = 1;
       float fbound = 1.0f;
+      bool on_grid = false;
       if (simd && !vary[mant_k] && !vary[emin_k] && !vary[max_k] &&
-          detail::exact_fast_range(s[mant_k], s[emin_k], s[max_k], fm, feb, fbound)) {
+          detail::exact_fast_range(s[mant_k], s[emin_k], s[max_k], fm, feb, fbound, on_grid)) {
+        // Saturation to a max on the grid: max is the input's bound (step 1').
+        const bool clamped = on_grid && ov == detail::fq_overflow::saturate;
+        if (clamped) fbound = s[max_k];
         return detail::with_rounding_mode(mode, [&](auto mc) {
           constexpr rounding_mode M = decltype(mc)::value;
-          run(detail::float_quant_exact_fast_kernel<M, St>{div, ov, fm, feb, fbound, M, rnd});
+          run(detail::float_quant_exact_fast_kernel<M, St>{div, ov, fm, feb, fbound, M, rnd, clamped});
         });
       }
       if (ov == detail::fq_overflow::saturate)
