@@ -413,6 +413,61 @@ TEST_CASE("float_quant: SIMD body equals the scalar path for every tail and misa
   simd_equals_scalar<semantics::exact>();
 }
 
+// detail::add_directed, the exact fast kernel's magic number in the six
+// directed modes on AVX-512: the sum of two floats rounded toward zero, up
+// and down, against the round-to-nearest sum and its exact error (TwoSum):
+// on random pairs of every sign and relative size, on ties and on exact
+// sums, whatever the rounding mode of the environment would be.
+TEST_CASE("add_directed rounds the exact sum toward zero, up and down", "[float_quant][simd]") {
+  namespace d = lowbit::detail;
+  using B = d::batch<float>;
+  if constexpr (!d::has_directed_add<B>) {
+    SUCCEED("no AVX-512 in this build: the kernels use their other form");
+  } else {
+    constexpr std::size_t L = B::size;
+    std::mt19937 rng(5);
+    std::vector<float> a, b;
+    for (int i = 0; i < 4096; ++i) {
+      const float x = std::ldexp(static_cast<float>(rng() & 0xffffff) * ((rng() & 1) ? 1.0f : -1.0f),
+                                 static_cast<int>(rng() % 40) - 20);
+      const float y = std::ldexp(static_cast<float>(rng() & 0xffffff) * ((rng() & 1) ? 1.0f : -1.0f),
+                                 static_cast<int>(rng() % 40) - 20);
+      a.push_back(x);
+      b.push_back(y);
+    }
+    for (float x : {1.0f, 0x1p23f, 0x1.000002p0f, 0.0f, -0.0f, 0x1p-149f, -0x1p-149f})
+      for (float y : {0x1p-24f, -0x1p-24f, 0x1p-25f, 0x1p23f, 0.0f, -0.0f, -1.0f, 0x1p-149f}) {
+        a.push_back(x);
+        b.push_back(y);
+      }
+    while (a.size() % L != 0) {
+      a.push_back(1.0f);
+      b.push_back(0x1p-30f);
+    }
+    std::size_t inexact = 0;
+    for (std::size_t i = 0; i < a.size(); i += L) {
+      const B x = B::load_unaligned(a.data() + i), y = B::load_unaligned(b.data() + i);
+      const B rz = d::add_directed<d::direction::toward_zero>(x, y);
+      const B ru = d::add_directed<d::direction::up>(x, y);
+      const B rd = d::add_directed<d::direction::down>(x, y);
+      for (std::size_t j = 0; j < L; ++j) {
+        const float p = a[i + j], q = b[i + j];
+        const float s = p + q, bb = s - p, e = (p - (s - bb)) + (q - bb);  // p + q = s + e exactly
+        const float up = e > 0 ? std::nextafter(s, inf) : s, down = e < 0 ? std::nextafter(s, -inf) : s;
+        const float zero = s > 0 || (s == 0 && e > 0) ? down : up;
+        inexact += e != 0;
+        INFO(show(p) << " + " << show(q));
+        // An exact zero sum is +0 in every direction but down (IEEE 754 6.3).
+        const float zsign = (s == 0 && e == 0 && !(std::signbit(p) && std::signbit(q))) ? 0.0f : s;
+        CHECK(bits(ru.get(j)) == bits(e == 0 ? zsign : up));
+        CHECK(bits(rz.get(j)) == bits(e == 0 ? zsign : zero));
+        CHECK(bits(rd.get(j)) == bits(e == 0 ? (s == 0 && std::signbit(p) != std::signbit(q) ? -0.0f : s) : down));
+      }
+    }
+    CHECK(inexact > 1000);
+  }
+}
+
 // The exact semantics' fast kernel (a constant format in its range) against
 // the general kernel, batch and scalar forms, on formats at the edges of
 // the range (m 0 and 22, emin -126 and 0, max just below 2^(104 + m), max

@@ -347,6 +347,14 @@ LOWBIT_ALWAYS_INLINE xsimd::batch<std::int32_t, A> exponent_field(const xsimd::b
  *    x comes last (after the overflow, which only needs |q|), or'ed in
  *    (HALF_DOWN: copied, its ceil gives -0 below 1/2). CEIL and
  *    FLOOR round x * 2^-u, signed, in the same way.
+ *    3'. On AVX-512 batches (detail::add_directed) the six other
+ *    deterministic modes use the magic number too, the sum rounded in a
+ *    direction of its own, so each takes ROUND's operations or at most
+ *    two more: DOWN, UP: (a +rz c) - c, (a +ru c) - c; HALF_UP: ((a +rd h/2)
+ *    +rd c) - c with h = 2^u; HALF_DOWN: max(a +ru (c - h/2), c) - c;
+ *    CEIL, FLOOR: (x' +ru c') - c', (x' +rd c') - c' with x' = a and c' = c
+ *    carrying x's sign. Scalars and other ISAs keep the form above; the
+ *    tests compare the two.
  * 4. The overflow on |q| > max: saturation to +-max, +-inf, or NaN.
  * 5. Y = q * scale.
  * A NaN x gives x's NaN in every step (abs and copysign keep its payload,
@@ -392,13 +400,47 @@ struct float_quant_exact_fast_kernel : scale_divider {
     constexpr bool symmetric = M == rounding_mode::half_even || M == rounding_mode::down ||
                                M == rounding_mode::up || M == rounding_mode::half_up ||
                                M == rounding_mode::half_down || M == rounding_mode::stochastic;
+    // The magic-number modes: ROUND everywhere; with additions rounded in
+    // a direction of their own (AVX-512 batches), every deterministic mode.
+    constexpr bool directed = has_directed_add<V> && M != rounding_mode::stochastic &&
+                              M != rounding_mode::odd && M != rounding_mode::dpu &&
+                              M != run_time_mode;
+    constexpr bool magic = M == rounding_mode::half_even || directed;
+    // c = 2^(u + 23), u = max(e - m, emin): exponent_field(eb + 23) with the
+    // two constants folded into one. a + c lies in [2^(u+23), 2^(u+24)),
+    // whose spacing is 2^u (step 3).
+    const auto magic_c = [&] { return bits_float(exponent_field(imax(I(fa + I(23 - m_int)), I(ebmin + 23)))); };
     V q;
-    if constexpr (symmetric) {
+    if constexpr (magic && !symmetric) {
+      // CEIL, FLOOR: x's sign on a and on c, the sum rounded up or down,
+      // and the difference exact (it is -0 only through x's sign again).
+      const V c = or_sign(magic_c(), x);
+      const V xa = or_sign(a, x);
+      constexpr direction d = M == rounding_mode::ceil ? direction::up : direction::down;
+      q = or_sign(V(add_directed<d>(xa, c) - c), x);
+    } else if constexpr (symmetric) {
       V qa;
       if constexpr (M == rounding_mode::half_even) {
-        // exponent_field(eb + 23) with the two constants folded into one.
-        const V c = bits_float(exponent_field(imax(I(fa + I(23 - m_int)), I(ebmin + 23))));
+        const V c = magic_c();
         qa = (a + c) - c;
+      } else if constexpr (directed) {
+        // Step 3 with the sum rounded toward zero (DOWN), up (UP), down
+        // after adding h/2 = 2^(u-1) rounded down (HALF_UP: floor((a + h/2)
+        // / h); a rounding down keeps every multiple of h at or below the
+        // sum, as they are floats, so the floor is the same; a + h/2 can be
+        // inexact when it reaches a binade above a's), or up after adding
+        // c - h/2 (HALF_DOWN: ceil((a - h/2) / h), one rounding; the sum is
+        // below c only for a < h/2, where the max with c makes it 0). h/2
+        // and c - h/2 are exact products of c.
+        const V c = magic_c();
+        if constexpr (M == rounding_mode::down)
+          qa = add_directed<direction::toward_zero>(a, c) - c;
+        else if constexpr (M == rounding_mode::up)
+          qa = add_directed<direction::up>(a, c) - c;
+        else if constexpr (M == rounding_mode::half_up)
+          qa = add_directed<direction::down>(add_directed<direction::down>(a, V(c * V(0x1p-24f))), c) - c;
+        else
+          qa = detail::bound_below(c, add_directed<direction::up>(a, V(c * V(1.0f - 0x1p-24f)))) - c;
       } else {
         const I eb = imax(I(fa - I(m_int)), I(ebmin));
         const V ta = a * bits_float(exponent_field(I(I(254) - eb)));
@@ -425,7 +467,7 @@ struct float_quant_exact_fast_kernel : scale_divider {
       // every step keeps it) except for HALF_DOWN's ceil(ta - 1/2) = -0:
       // x's sign bit is or'ed in.
       const auto signed_q = [&x](V v) {
-        if constexpr (M == rounding_mode::half_down) return detail::copysign(v, x);
+        if constexpr (M == rounding_mode::half_down && !directed) return detail::copysign(v, x);
         else return detail::or_sign(v, x);
       };
       if (clamped) [[likely]] {
@@ -439,9 +481,13 @@ struct float_quant_exact_fast_kernel : scale_divider {
       }
     } else {
       // CEIL, FLOOR and the run-time mode of the scalar loop: x's sign first.
-      const I eb = imax(I(fa - I(m_int)), I(ebmin));
-      const V t = detail::copysign(a, x) * bits_float(exponent_field(I(I(254) - eb)));
-      q = detail::round_step<semantics::exact, M>(t, mode, thr) * bits_float(exponent_field(eb));
+      if constexpr (!magic) {
+        const I eb = imax(I(fa - I(m_int)), I(ebmin));
+        const V t = detail::copysign(a, x) * bits_float(exponent_field(I(I(254) - eb)));
+        q = detail::round_step<semantics::exact, M>(t, mode, thr) * bits_float(exponent_field(eb));
+      }
+    }
+    if constexpr (!symmetric) {
       if (clamped) [[likely]] {
         // |q| <= max already.
       } else if (ov == fq_overflow::saturate) {
@@ -473,10 +519,11 @@ inline bool exact_fast_range(float m, float emin, float max, std::int32_t& m_int
   ebmin = static_cast<std::int32_t>(emin) + 127;  // 1 .. 127: 2^emin = bits(ebmin << 23)
   if (k > 104 + m_int || k > 127 || max < std::bit_cast<float>(ebmin << 23)) return false;
   bound = std::bit_cast<float>((k + 127) << 23);  // k > emin >= -126: a normal power of two
-  // max / 2^u is exact in double (u >= -126, 24 significant bits).
-  const std::int32_t u = std::max(k - 1 - m_int, ebmin - 127);
-  const double steps = std::ldexp(static_cast<double>(max), -u);
-  on_grid = steps == std::trunc(steps);
+  // max = 1.f 2^(k-1) (normal, >= 2^emin) is a multiple of its step 2^u,
+  // u = max(k - 1 - m, emin) <= k - 1, when the fraction f's bits of weight
+  // below 2^u are zero: its low u - (k - 1) + 23 bits, 1 to 23 of them.
+  const std::int32_t low = std::max(k - 1 - m_int, ebmin - 127) - (k - 1) + 23;
+  on_grid = (std::bit_cast<std::uint32_t>(max) & ((std::uint32_t(1) << low) - 1)) == 0;
   return true;
 }
 

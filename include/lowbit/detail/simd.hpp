@@ -270,6 +270,39 @@ LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> or_sign(const xsimd::batch<T, A>& mag,
   return xsimd::bitwise_or(mag, sign_bit(sgn));
 }
 
+// ---- additions rounded in a fixed direction --------------------------------
+//
+// AVX-512's embedded rounding gives an addition a rounding direction of its
+// own (and no exceptions), whatever MXCSR says: one instruction for what
+// would otherwise take a change of the FPU's rounding mode. Kernels use it
+// where `has_directed_add<V>` and keep another exact technique elsewhere
+// (scalars, AVX2, SSE2, NEON).
+
+/// The direction of add_directed.
+enum class direction { toward_zero, up, down };
+
+template <class V>
+inline constexpr bool has_directed_add = false;
+#if defined(__AVX512F__)
+template <class A>
+inline constexpr bool has_directed_add<xsimd::batch<float, A>> = std::is_base_of_v<xsimd::avx512f, A>;
+#endif
+
+/// fl(a + b) rounded in direction D; only where has_directed_add<V>.
+template <direction D, class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<float, A> add_directed(const xsimd::batch<float, A>& a,
+                                                          const xsimd::batch<float, A>& b) noexcept {
+  static_assert(has_directed_add<xsimd::batch<float, A>>, "add_directed needs AVX-512");
+#if defined(__AVX512F__)
+  constexpr int r = D == direction::toward_zero ? _MM_FROUND_TO_ZERO
+                    : D == direction::up        ? _MM_FROUND_TO_POS_INF
+                                                : _MM_FROUND_TO_NEG_INF;
+  return xsimd::batch<float, A>(_mm512_add_round_ps(a, b, r | _MM_FROUND_NO_EXC));
+#else
+  return a + b;
+#endif
+}
+
 // ---- rounding to integral, exact, sign of the argument kept --------------
 //
 // Scalars use the C library. Batches use the ISA's instruction when there is
