@@ -10,6 +10,8 @@ loop"), each as a ratio to a baseline of the same run, met or missed.
     python3 scripts/bench_targets.py t.json th.json
 
 (one core for everything but the thread benchmarks, which need two).
+Several one-core reports of the same binary (runs one after the other on a
+noisy host) are pooled: each benchmark's median over all their repetitions.
 
 Every ratio is a speed ratio (higher is faster) of two benchmarks of one
 run: lowbit against the hand-written loop of the same bits
@@ -27,7 +29,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_compare import collect  # noqa: E402
+from bench_compare import collect, items_per_ns  # noqa: E402
 
 MODES = ["round", "ceil", "floor", "up", "down", "half_up", "half_down"]
 FLOATS = ["e4m3", "e5m2", "e2m1"]
@@ -47,6 +49,28 @@ def filter_regex():
 def filter_threads_regex():
     """The thread benchmarks of the targets (run them on two cores)."""
     return "^threads/[12]/(int_quant|float_quant_e4m3)/round/tensor/1048576$"
+
+
+def pooled(paths):
+    """name -> items/ns over several reports: the median of every
+    repetition of a benchmark in all of them (several runs of one binary
+    on a noisy host), else collect's value (a report without repetitions)."""
+    reps, rates = {}, {}
+    for path in paths:
+        with open(path) as f:
+            report = json.load(f)
+        rates.update(collect(report))
+        for b in report.get("benchmarks", []):
+            if b.get("error_occurred") or b.get("run_type") == "aggregate":
+                continue
+            v = items_per_ns(b)
+            if v is not None:
+                reps.setdefault(b.get("run_name", b["name"]), []).append(v)
+    for name, vs in reps.items():
+        vs = sorted(vs)
+        k = len(vs)
+        rates[name] = vs[k // 2] if k % 2 else (vs[k // 2 - 1] + vs[k // 2]) / 2
+    return rates
 
 
 class table:
@@ -87,7 +111,7 @@ class table:
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("reports", nargs="*", help="Google Benchmark JSON outputs (merged)")
+    ap.add_argument("reports", nargs="*", help="Google Benchmark JSON outputs (pooled: medians over all repetitions)")
     ap.add_argument("--filter", action="store_true", help="print the one-core benchmark filter and exit")
     ap.add_argument("--filter-threads", action="store_true", help="print the thread benchmarks' filter and exit")
     args = ap.parse_args(argv)
@@ -99,10 +123,7 @@ def main(argv):
         return 0
     if not args.reports:
         ap.error("a report is needed (or --filter)")
-    rates = {}
-    for path in args.reports:
-        with open(path) as f:
-            rates.update(collect(json.load(f)))
+    rates = pooled(args.reports)
     t = table(rates)
     hi, hf = "baseline/hand_int_quant", "baseline/hand_fp8_e4m3"
     ops = [("int_quant/round/tensor", hi), ("trunc/round/tensor", hi), ("bipolar_quant/none/tensor", hi),
