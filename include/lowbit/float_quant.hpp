@@ -481,11 +481,9 @@ struct float_quant_exact_fast_kernel : scale_divider {
       }
     } else {
       // CEIL, FLOOR and the run-time mode of the scalar loop: x's sign first.
-      if constexpr (!magic) {
-        const I eb = imax(I(fa - I(m_int)), I(ebmin));
-        const V t = detail::copysign(a, x) * bits_float(exponent_field(I(I(254) - eb)));
-        q = detail::round_step<semantics::exact, M>(t, mode, thr) * bits_float(exponent_field(eb));
-      }
+      const I eb = imax(I(fa - I(m_int)), I(ebmin));
+      const V t = detail::copysign(a, x) * bits_float(exponent_field(I(I(254) - eb)));
+      q = detail::round_step<semantics::exact, M>(t, mode, thr) * bits_float(exponent_field(eb));
     }
     if constexpr (!symmetric) {
       if (clamped) [[likely]] {
