@@ -522,6 +522,151 @@ TEST_CASE("The direct route of constant operands hands the kernel the general ro
       }
 }
 
+TEST_CASE("The direct route of per-row operands hands the kernel the general route's piece", "[elementwise]") {
+  using lowbit::detail::piece;
+  constexpr std::size_t L = lowbit::detail::batch<float>::size;
+  // x and y dense of shape `out`; operand 0 of shape `p0` (dense, strides
+  // row-major), operand 1 a scalar or one value of shape [1, 1].
+  struct layout {
+    std::vector<std::size_t> out;
+    std::vector<std::size_t> p0;
+    bool p1_one;  // operand 1 of shape [1, 1] instead of rank 0
+  };
+  const std::size_t w = 2 * L, w3 = 3 * L + 5;
+  const std::vector<layout> layouts{
+      {{64, 64}, {64, 1}, false},          {{5, w}, {5, 1}, true},         {{2, 3, w3}, {2, 3, 1}, false},
+      {{1, 7, w}, {7, 1}, false},          {{4, 1, w}, {4, 1, 1}, true},   {{3, 2, 2, L}, {3, 1, 1, 1}, false},
+      {{1, 6, 1, w3}, {1, 6, 1, 1}, false}, {{4, w3}, {1, 1}, false},       {{4, w}, {1}, true},
+      {{2, 3, w}, {1, 1, 1}, true}};
+  std::vector<float> buf(2 * 64 * 64 + 64), pv(64);
+  for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<float>(i) * 0.37f - 50.0f;
+  for (std::size_t i = 0; i < pv.size(); ++i) pv[i] = 0.5f + static_cast<float>(i) * 0.25f;
+  const float b = -0.25f;
+  for (const layout& l : layouts)
+    for (const bool in_place : {false, true}) {
+      CAPTURE(l.out, l.p0, l.p1_one, in_place);
+      const lowbit::shape out(l.out.begin(), l.out.end());
+      const std::size_t n = out.count();
+      std::vector<std::ptrdiff_t> xs_str(l.out.size()), p0_str(l.p0.size());
+      std::ptrdiff_t st = 1;
+      for (std::size_t r = l.out.size(); r-- > 0;) {
+        xs_str[r] = st;
+        st *= static_cast<std::ptrdiff_t>(l.out[r]);
+      }
+      st = 1;
+      for (std::size_t r = l.p0.size(); r-- > 0;) {
+        p0_str[r] = st;
+        st *= static_cast<std::ptrdiff_t>(l.p0[r]);
+      }
+      const nd<const float> p0d = view_of<const float>(pv.data(), l.p0, p0_str);
+      nd<const float> p1d = l.p1_one ? view_of<const float>(&b, {1, 1}, {1, 1}) : nd<const float>{};
+      if (!l.p1_one) p1d.data = &b;
+      const std::array<const nd<const float>*, 2> ops{&p0d, &p1d};
+      std::vector<float> xv(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n)), yv(n, 7.0f);
+      auto run_route = [&](bool direct) {
+        std::copy_n(buf.begin(), n, xv.begin());
+        yv.assign(n, 7.0f);
+        float* yp = in_place ? xv.data() : yv.data();
+        const nd<const float> xd = view_of<const float>(xv.data(), l.out, xs_str);
+        const nd<float> yd = view_of<float>(yp, l.out, xs_str);
+        std::vector<piece_fields> seen;
+        auto f = [&](const piece<float, 2>& pc) {
+          seen.push_back(fields_of(pc));
+          lowbit::detail::run_piece(mul_add{}, pc, true);
+        };
+        const lowbit::detail::piece_sink<float, 2> sink{
+            &f, [](const void* o, const piece<float, 2>& pc) { (*static_cast<const decltype(f)*>(o))(pc); }};
+        const lowbit::execution ex;
+        if (direct) {
+          REQUIRE(lowbit::detail::run_dense_rows(out, xd, ops, yd, sink, ex));
+        } else {
+          lowbit::detail::elementwise(lowbit::detail::make_engine_plan(out, xd, ops, yd), xd.data,
+                                      lowbit::detail::data_of(ops), yd.data, sink, ex);
+        }
+        return std::pair{seen, in_place ? xv : yv};
+      };
+      const auto [direct, y_direct] = run_route(true);
+      const auto [general, y_general] = run_route(false);
+      REQUIRE(direct.size() == 1);
+      CHECK(direct == general);
+      // The values: y = x * p0[row] + b.
+      REQUIRE(y_direct.size() == n);
+      const std::size_t rows_of_p0 = [&] {
+        std::size_t c = 1;
+        for (std::size_t e : l.p0) c *= e;
+        return c;
+      }();
+      for (std::size_t i = 0; i < n; ++i) {
+        const float pr = pv[i / (n / rows_of_p0)];
+        CHECK(std::bit_cast<std::uint32_t>(y_direct[i]) == std::bit_cast<std::uint32_t>(buf[i] * pr + b));
+        CHECK(std::bit_cast<std::uint32_t>(y_general[i]) == std::bit_cast<std::uint32_t>(y_direct[i]));
+      }
+    }
+}
+
+TEST_CASE("The per-row route declines every call it does not cover, having done nothing", "[elementwise]") {
+  using lowbit::detail::piece;
+  constexpr std::size_t L = lowbit::detail::batch<float>::size;
+  const std::size_t w = 2 * L;
+  std::vector<float> x(16 * w, 1.0f), y(16 * w, 0.0f), p(16 * w, 2.0f);
+  const float c = 3.0f;
+  nd<const float> cd;
+  cd.data = &c;
+  bool called = false;
+  auto f = [&](const piece<float, 2>&) { called = true; };
+  const lowbit::detail::piece_sink<float, 2> sink{
+      &f, [](const void* o, const piece<float, 2>& pc) { (*static_cast<const decltype(f)*>(o))(pc); }};
+  const lowbit::execution one;
+  auto declines = [&](const lowbit::shape& out, const nd<const float>& o0, const lowbit::execution& ex = {},
+                      std::vector<std::ptrdiff_t> xstr = {}) {
+    std::vector<std::size_t> ext(out.begin(), out.end());
+    if (xstr.empty()) {
+      xstr.resize(ext.size());
+      std::ptrdiff_t st = 1;
+      for (std::size_t r = ext.size(); r-- > 0;) {
+        xstr[r] = st;
+        st *= static_cast<std::ptrdiff_t>(ext[r]);
+      }
+    }
+    const nd<const float> xd = view_of<const float>(x.data(), ext, xstr);
+    std::vector<std::ptrdiff_t> ystr(ext.size());
+    std::ptrdiff_t st = 1;
+    for (std::size_t r = ext.size(); r-- > 0;) {
+      ystr[r] = st;
+      st *= static_cast<std::ptrdiff_t>(ext[r]);
+    }
+    const nd<float> yd = view_of<float>(y.data(), ext, ystr);
+    called = false;
+    const bool ran = lowbit::detail::run_dense_rows(out, xd, std::array<const nd<const float>*, 2>{&o0, &cd}, yd, sink, ex);
+    return !ran && !called;
+  };
+  lowbit::execution two;
+  two.threads = 2;
+  two.min_elements_per_thread = 1;
+  lowbit::execution stream;
+  stream.stream_min_elements = 1;
+  const lowbit::shape out{8, w};
+  CHECK(declines(out, view_of<const float>(p.data(), {8, 1}, {1, 1}), two));         // threads
+  CHECK(declines(out, view_of<const float>(p.data(), {8, 1}, {1, 1}), stream));      // streaming stores
+  CHECK(declines(out, view_of<const float>(p.data(), {8, 1}, {2, 1})));              // rows not dense
+  CHECK(declines(out, view_of<const float>(p.data(), {8, 1}, {-1, 1})));             // rows backwards
+  CHECK(declines(out, view_of<const float>(p.data(), {8, w}, {w, 1})));              // per element
+  CHECK(declines(out, view_of<const float>(p.data(), {1, w}, {w, 1})));              // per column
+  CHECK(declines({8, w / 2}, view_of<const float>(p.data(), {8, 1}, {1, 1})));      // rows under two batches
+  CHECK(declines({2, 8, w}, view_of<const float>(p.data(), {8, 1}, {1, 1})));       // repeated over a leading dimension
+  CHECK(declines({2, 8, w}, view_of<const float>(p.data(), {1, 8, 1}, {8, 1, 1}))); // the same, rank 3
+  CHECK(declines({1, 1}, view_of<const float>(p.data(), {1, 1}, {1, 1})));          // one element
+  CHECK(declines(out, view_of<const float>(p.data(), {8, 1}, {1, 1}), one, {1, 8})); // x transposed
+  CHECK(std::all_of(y.begin(), y.end(), [](float v) { return v == 0.0f; }));
+  // And it covers the per-channel call.
+  called = false;
+  const nd<const float> xd = view_of<const float>(x.data(), {8, w}, {static_cast<std::ptrdiff_t>(w), 1});
+  const nd<float> yd = view_of<float>(y.data(), {8, w}, {static_cast<std::ptrdiff_t>(w), 1});
+  const nd<const float> pd = view_of<const float>(p.data(), {8, 1}, {1, 1});
+  CHECK(lowbit::detail::run_dense_rows(out, xd, std::array<const nd<const float>*, 2>{&pd, &cd}, yd, sink, one));
+  CHECK(called);
+}
+
 TEST_CASE("The direct route declines every call it does not cover, having done nothing", "[elementwise]") {
   using lowbit::detail::piece;
   std::vector<float> x(64, 1.0f), y(64, 0.0f), p(64, 2.0f);

@@ -4,7 +4,9 @@
 #include <lowbit/lowbit.hpp>
 #include <lowbit/detail/block.hpp>
 
+#include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -329,4 +331,88 @@ TEST_CASE("A code stage writes every declared output (codes and block exponents)
                           lowbit_test::contains_substring("toy_block: codes[0, 1] would be q = -371 (x = -2.9"));
       },
       "a code outside int8");
+}
+
+// ---- the per-channel route (detail::run_dense_rows) --------------------------
+
+namespace {
+
+/// A parameter for rows_route_bits: one value, or one per row (shape [R, 1]).
+struct row_param {
+  float one = 0.0f;
+  std::vector<float> per_row;
+};
+
+/**
+ * Requires the per-channel call `op(x, p..., y)` on dense [R, C] views (the
+ * per-channel route) to give the bits of the same call with x read through
+ * a view whose rows are padded (not dense: the general route's plan and
+ * tiles), out of place and in place, for widths around the batch sizes.
+ */
+template <class Op, class... P>
+void require_rows_route_bits(const Op& op, const P&... p) {
+  for (const std::size_t rows : {std::size_t(3), std::size_t(17)})
+    for (const std::size_t cols : {std::size_t(8), std::size_t(32), std::size_t(35), std::size_t(64), std::size_t(100)}) {
+      CAPTURE(rows, cols);
+      const std::size_t n = rows * cols, pad = cols + 5;
+      std::vector<float> x(n), xp(rows * pad, 99.0f);
+      for (std::size_t i = 0; i < n; ++i) {
+        x[i] = std::ldexp(static_cast<float>(static_cast<int>((i * 2654435761u) % 20011) - 10005), -9);
+        xp[i / cols * pad + i % cols] = x[i];
+      }
+      std::vector<std::vector<float>> held;
+      auto arg = [&](const row_param& q) -> lowbit::strided_view<const float> {
+        if (q.per_row.empty()) {
+          held.push_back({q.one});
+          return lowbit::strided_view<const float>(held.back().data(), {1, 1});
+        }
+        held.push_back(std::vector<float>(rows));
+        for (std::size_t r = 0; r < rows; ++r) held.back()[r] = q.per_row[r % q.per_row.size()];
+        return lowbit::strided_view<const float>(held.back().data(), {rows, 1});
+      };
+      held.reserve(sizeof...(P));
+      const auto params = std::make_tuple(arg(p)...);
+      std::vector<float> route(n, 42.0f), general(n, 42.0f), in_place = x;
+      const lowbit::strided_view<const float> xv(x.data(), {rows, cols});
+      const lowbit::strided_view<const float> xpv(xp.data(), {rows, cols},
+                                                  {static_cast<std::ptrdiff_t>(pad), std::ptrdiff_t(1)});
+      const lowbit::strided_view<float> rv(route.data(), {rows, cols}), gv(general.data(), {rows, cols}),
+          iv(in_place.data(), {rows, cols});
+      std::apply([&](const auto&... a) { op(xv, a..., rv); }, params);
+      std::apply([&](const auto&... a) { op(xpv, a..., gv); }, params);
+      std::apply([&](const auto&... a) { op(lowbit::strided_view<const float>(in_place.data(), {rows, cols}), a..., iv); },
+                 params);
+      for (std::size_t i = 0; i < n; ++i) {
+        CAPTURE(i);
+        REQUIRE(std::bit_cast<std::uint32_t>(route[i]) == std::bit_cast<std::uint32_t>(general[i]));
+        REQUIRE(std::bit_cast<std::uint32_t>(in_place[i]) == std::bit_cast<std::uint32_t>(general[i]));
+      }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("A per-channel call on dense views gives the general route's bits", "[protocol][route]") {
+  using lowbit::rounding_mode;
+  using lowbit::semantics;
+  const row_param scale{0, {0.05f, 0.75f, 3.0f, 0.125f, 1e-3f}}, zp{0, {0.0f, 1.0f, -2.0f}};
+  const row_param bw{0, {4.0f, 8.0f, 2.0f}}, s1{0.0625f, {}}, z0{0.0f, {}}, b8{8.0f, {}};
+  for (const rounding_mode m : {rounding_mode::half_even, rounding_mode::half_up, rounding_mode::floor,
+                                rounding_mode::stochastic}) {
+    CAPTURE(m);
+    require_rows_route_bits(lowbit::int_quant<>{.rounding = m}, scale, zp, bw);
+    require_rows_route_bits(lowbit::int_quant<semantics::exact>{.rounding = m, .seed = 7}, scale, z0, b8);
+    require_rows_route_bits(lowbit::float_quant<>{.rounding = m, .seed = 3}, scale, row_param{4.0f, {}},
+                            row_param{3.0f, {}}, row_param{7.0f, {}}, row_param{448.0f, {}});
+    require_rows_route_bits(lowbit::float_quant<semantics::exact>{.rounding = m}, scale, row_param{5.0f, {}},
+                            row_param{2.0f, {}}, row_param{15.0f, {}}, row_param{57344.0f, {}});
+    // A per-channel format: max and mantissa width per row.
+    require_rows_route_bits(lowbit::float_quant<semantics::exact>{.rounding = m}, s1, row_param{4.0f, {}},
+                            row_param{0, {3.0f, 1.0f}}, row_param{7.0f, {}}, row_param{0, {448.0f, 6.0f, 240.0f}});
+  }
+  require_rows_route_bits(lowbit::trunc<>{}, scale, zp, row_param{0, {8.0f, 6.0f}}, s1, row_param{4.0f, {}});
+  require_rows_route_bits(lowbit::trunc<semantics::exact>{.rounding = rounding_mode::half_even}, scale, z0, b8,
+                          row_param{0, {0.5f, 2.0f}}, row_param{4.0f, {}});
+  require_rows_route_bits(lowbit::bipolar_quant<>{}, scale);
+  require_rows_route_bits(lowbit::bipolar_quant<semantics::exact>{}, scale);
 }

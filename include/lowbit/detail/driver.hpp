@@ -216,6 +216,20 @@ shape call_shape(const Op& op, const call_args<Op, T>& a, const char* x_name = "
     }
   if (tensors == 0) return shape{};
   if (tensors == 1) return only->get_shape();
+  // x and inputs that fit in it (each extent 1 or x's, right-aligned, a
+  // per-channel scale): x's shape, without building the others' shapes.
+  const nd_geom& xg = *a.t[0];
+  bool fits = true;
+  for (std::size_t i = 0; i + 1 < N && fits; ++i) {
+    const nd_geom& g = *a.t[1 + i];
+    if (!part[i] || g.rank == 0) continue;
+    fits = g.rank <= xg.rank;
+    for (std::size_t r = 0; r < g.rank && fits; ++r) {
+      const std::size_t e = g.ext[r], xe = xg.ext[xg.rank - g.rank + r];
+      fits = e == 1 || e == xe;
+    }
+  }
+  if (fits) return xg.get_shape();
   // Several tensors: the one broadcast implementation, with the names.
   std::array<shape, N> shapes;
   std::array<const char*, N> names{};
@@ -278,9 +292,11 @@ void execute(const Op& op, const call_args<Op, T>& a, const shape& out, nd<T>& y
         // A block-wise operator whose inputs hold one value per block
         // (group-wise IntQuant): fed by the block step, read in place.
         elementwise_blocks<T, NP>(out, a.x(), st.ops, st.per_block, y, st.blocks, sink, op.exec);
-      } else if (!run_dense_constant(out, a.x(), st.ops, y, sink, op.exec)) {
-        // (The usual small call, constant operands on dense x and y, took
-        // the direct route: the same piece, without the plan's set-up.)
+      } else if (!run_dense_constant(out, a.x(), st.ops, y, sink, op.exec) &&
+                 !run_dense_rows(out, a.x(), st.ops, y, sink, op.exec)) {
+        // (The usual small call, constant operands on dense x and y, and the
+        // per-channel call on dense x and y took the direct routes: the same
+        // pieces, without the plan's set-up.)
         elementwise(make_engine_plan(out, a.x(), st.ops, y), a.x().data, data_of(st.ops), y.data, sink, op.exec);
       }
     }

@@ -1289,6 +1289,84 @@ bool run_dense_constant(const shape& out, const nd<const T>& x, const std::array
 }
 
 /**
+ * The direct route of a per-channel call, before any plan is made: x and y
+ * dense row-major tensors of the output shape `out`, and every operand
+ * either one value (rank 0, or extents all 1) or one value per row: for a
+ * split of out's dimensions into rows [0, k) and columns [k, rank), an
+ * operand whose extents over the columns are 1 and over the rows those of
+ * out, dense row-major there (a scale of shape [C, 1] for x of [C, W], or
+ * [1, C, 1, 1] for [1, C, H, W]). With every operand one value, it hands
+ * `sink` run_flat's flat piece; otherwise the row-mode piece the general
+ * route would (one tile of rows x cols: make_engine_plan merges the row and
+ * the column dimensions, tiling takes row mode), and it runs only where the
+ * general route takes row mode: rows of at least two batches, no streaming
+ * stores, one thread. tests/test_elementwise.cpp compares the routes' pieces.
+ * Returns false, having done nothing, when it does not apply.
+ */
+template <class T, std::size_t NP>
+bool run_dense_rows(const shape& out, const nd<const T>& x, const std::array<const nd<const T>*, NP>& params,
+                    const nd<T>& y, piece_sink<T, NP> sink, const execution& exec) {
+  const std::size_t rank = out.rank();
+  const std::size_t count = out.count();
+  if (count < 2 || parallel_parts(exec, count) > 1) return false;
+  if (!dense_row_major(x, out) || !dense_row_major(y, out)) return false;
+  // k: the first dimension from which every operand is 1 (operands are
+  // right-aligned with out; none has a higher rank, as out broadcasts them).
+  std::size_t k = 0;
+  for (std::size_t I = 0; I < NP; ++I) {
+    const nd_geom& g = *params[I];
+    if (g.rank > rank) return false;
+    const std::size_t lead = rank - g.rank;
+    for (std::size_t r = g.rank; r-- > 0;)
+      if (g.ext[r] != 1) {
+        k = std::max(k, lead + r + 1);
+        break;
+      }
+  }
+  std::array<const T*, NP> p{};
+  for (std::size_t I = 0; I < NP; ++I) p[I] = params[I]->data;
+  if (k == 0) {  // every operand one value: make_engine_plan merges all into one run
+    sink(flat_piece(x.data, p, std::array<bool, NP>{}, y.data, count, 0, exec));
+    return true;
+  }
+  std::size_t rows = 1;
+  for (std::size_t r = 0; r < k; ++r) rows *= out[r];
+  const std::size_t cols = count / rows;
+  if (cols < 2 * batch<T>::size || count >= exec.stream_min_elements) return false;
+  piece<T, NP> pc;
+  for (std::size_t I = 0; I < NP; ++I) {
+    const nd_geom& g = *params[I];
+    const std::size_t lead = rank - g.rank;
+    bool one = true;  // extents all 1: constant over the piece
+    for (std::size_t r = 0; r < g.rank; ++r) one = one && g.ext[r] == 1;
+    if (!one) {
+      // One value per row: out's extents over the rows (a dimension the
+      // operand lacks must be 1 in out), 1 over the columns, dense.
+      std::ptrdiff_t st = 1;
+      for (std::size_t r = rank; r-- > 0;) {
+        const std::size_t e = r >= lead ? g.ext[r - lead] : 1;
+        if (r >= k ? e != 1 : e != out[r]) return false;
+        if (e == 1) continue;
+        if (g.str[r - lead] != st) return false;
+        st *= static_cast<std::ptrdiff_t>(e);
+      }
+    }
+    pc.p[I] = p[I];
+    pc.s[I] = *p[I];
+    pc.vary[I] = !one;
+    pc.row_stride[I] = one ? 0 : 1;
+  }
+  pc.loaded = true;
+  pc.x = x.data;
+  pc.y = y.data;
+  pc.n = count;
+  pc.rows = rows;
+  pc.cols = cols;
+  sink(pc);
+  return true;
+}
+
+/**
  * Walks `plan` (make_engine_plan) and hands `sink` contiguous pieces (see
  * piece). An operand that is neither constant nor contiguous over a tile
  * (strided, or a per-row parameter in a 2-D tile) is gathered or expanded

@@ -444,6 +444,15 @@ inline void check_self_overlap(const char* op, const char* what, const nd_geom& 
     }
   }
   if (moving <= 1 && !zero_stride) return;
+  // A dense row-major y (a tensor's usual view): one element per index.
+  std::ptrdiff_t st = 1;
+  bool dense = true;
+  for (std::size_t r = y.rank; r-- > 0 && dense;) {
+    if (y.ext[r] == 1) continue;
+    dense = y.str[r] == st;
+    st *= static_cast<std::ptrdiff_t>(y.ext[r]);  // fits: the view's span was checked
+  }
+  if (dense) return;
   check_self_overlap_general(op, what, y);
 }
 
