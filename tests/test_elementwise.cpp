@@ -667,6 +667,44 @@ TEST_CASE("The per-row route declines every call it does not cover, having done 
   CHECK(called);
 }
 
+TEST_CASE("require_elements reports the first element the predicate rejects, dense or not", "[elementwise]") {
+  // Every length through a few batches, one bad element at each position
+  // (NaN or a negative value), dense and at stride 2: the first bad element
+  // in row-major order is reported, with its value and flat index.
+  const auto ok = [](auto v) { return lowbit::detail::positive_scale(v); };
+  constexpr std::size_t L = lowbit::detail::batch<float>::size;
+  for (std::size_t n = 1; n <= 3 * L + 1; ++n)
+    for (const std::ptrdiff_t stride : {std::ptrdiff_t(1), std::ptrdiff_t(2)})
+      for (std::size_t bad = 0; bad <= n; ++bad)  // bad == n: none
+        for (const float v : {std::numeric_limits<float>::quiet_NaN(), -1.0f, 0.0f,
+                              std::numeric_limits<float>::infinity()}) {
+          CAPTURE(n, stride, bad, v);
+          std::vector<float> d(n * 2, 1.5f);
+          if (bad < n) d[bad * static_cast<std::size_t>(stride)] = v;
+          if (bad + 1 < n) d[(bad + 1) * static_cast<std::size_t>(stride)] = -2.0f;  // a later one: not reported
+          // A 2-D view [n, 1] (the trailing extent 1 at any stride).
+          const nd<const float> t = view_of<const float>(d.data(), {n, 1}, {stride, 7});
+          std::size_t at = n;
+          float seen = 0.0f;
+          bool threw = false;
+          try {
+            lowbit::detail::require_elements(t, ok, [&](float x, std::size_t i) {
+              at = i;
+              seen = x;
+              throw 1;
+            });
+          } catch (int) {
+            threw = true;
+          }
+          if (bad < n) {
+            REQUIRE(threw);
+            CHECK(at == bad);
+            CHECK(std::bit_cast<std::uint32_t>(seen) == std::bit_cast<std::uint32_t>(v));
+          } else {
+            CHECK_FALSE(threw);
+          }
+        }
+}
 TEST_CASE("The direct route declines every call it does not cover, having done nothing", "[elementwise]") {
   using lowbit::detail::piece;
   std::vector<float> x(64, 1.0f), y(64, 0.0f), p(64, 2.0f);

@@ -2,12 +2,15 @@
 // Tests for include/lowbit/float_quant.hpp.
 #include <lowbit/float_quant.hpp>
 
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
 #include <span>
+#include <string>
+#include <variant>
 #include <vector>
 
 #include "support/catch.hpp"
@@ -774,4 +777,90 @@ TEST_CASE("float_quant: the scalar route gives the general route's bits, every m
   check_rejected([&] { ex(x, -1.0f, 4.0f, 3.0f, 7.0f, 448.0f, y); }, y, "scale");
   check_rejected([&] { ex(x, 1.0f, 4.0f, 3.5f, 7.0f, 448.0f, y); }, y, "mantissa_bitwidth");
   check_rejected([&] { ex(x, 1.0f, 4.0f, 3.0f, 7.0f, 448.0f, std::vector<float>(202)); }, y, "y has shape [202]");
+}
+
+// ---- the checks of parameter tensors (detail::require_elements) -----------
+
+namespace {
+
+/// One parameter tensor of shape [n, 1] holding `good` but `bad` at row j,
+/// x of [n, 2 * 16 + 3]: the call must name row j with its value, whatever
+/// batch and tail j falls in, and write nothing; with every row good it runs.
+template <semantics S>
+void check_parameter_rows(int which, float good, float bad, const char* name, const char* expected) {
+  const lowbit::float_quant<S> op;
+  constexpr std::size_t w = 35;
+  for (const std::size_t n : {std::size_t(1), std::size_t(5), std::size_t(16), std::size_t(17), std::size_t(40)})
+    for (std::size_t j = 0; j <= n; ++j) {  // j == n: none bad
+      CAPTURE(name, n, j, show(bad));
+      std::vector<float> x(n * w), y(n * w, 3.0f);
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] = 0.01f * static_cast<float>(i % 97) - 0.4f;
+      std::vector<float> p(n, good);
+      if (j < n) p[j] = bad;
+      const strided_view<const float> xv(x.data(), {n, w});
+      const strided_view<const float> pv(p.data(), {n, 1});
+      const strided_view<float> yv(y.data(), {n, w});
+      std::array<float, 5> base{0.25f, 4.0f, 3.0f, 7.0f, 448.0f};  // scale, e, m, bias, max
+      auto call = [&] {
+        auto arg = [&](int k) -> std::variant<float, strided_view<const float>> {
+          if (k == which) return pv;
+          return base[static_cast<std::size_t>(k)];
+        };
+        std::visit([&](auto a0, auto a1, auto a2, auto a3, auto a4) { op(xv, a0, a1, a2, a3, a4, yv); }, arg(0), arg(1),
+                   arg(2), arg(3), arg(4));
+      };
+      if (j < n) {
+        const std::string needle = std::string(name) + "[" + std::to_string(j) + ", 0] = ";
+        check_rejected(call, y, needle.c_str());
+        check_rejected(call, y, expected);
+      } else {
+        REQUIRE_NOTHROW(call());
+      }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("FloatQuant names the invalid element of a per-channel parameter wherever it falls", "[float_quant]") {
+  const float nan = nan_f;
+  // exact semantics
+  for (const float bad : {0.0f, -0.0f, -1.0f, inf, nan, -inf})
+    check_parameter_rows<semantics::exact>(0, 0.25f, bad, "scale", "expected a finite value > 0");
+  for (const float bad : {0.0f, 4.5f, -4.0f, inf, nan})
+    check_parameter_rows<semantics::exact>(1, 4.0f, bad, "exponent_bitwidth", "an integer >= 1");
+  for (const float bad : {24.0f, 2.5f, -1.0f, nan, inf})
+    check_parameter_rows<semantics::exact>(2, 3.0f, bad, "mantissa_bitwidth", "an integer from 0 to 23");
+  for (const float bad : {7.5f, inf, -inf, nan})
+    check_parameter_rows<semantics::exact>(3, 7.0f, bad, "exponent_bias", "expected an integer");
+  for (const float bad : {0.0f, -448.0f, nan, -inf})
+    check_parameter_rows<semantics::exact>(4, 448.0f, bad, "max_val", "a value > 0");
+  // reference semantics (scale and max_val unchecked)
+  for (const float bad : {0.0f, 256.0f, 4.5f, nan, inf})
+    check_parameter_rows<semantics::reference>(1, 4.0f, bad, "exponent_bitwidth", "an integer from 1 to 255");
+  for (const float bad : {256.0f, -1.0f, 0.5f, nan})
+    check_parameter_rows<semantics::reference>(2, 3.0f, bad, "mantissa_bitwidth", "an integer from 0 to 255");
+  for (const float bad : {1073741952.0f, -1073741952.0f, 0.5f, nan, inf})
+    check_parameter_rows<semantics::reference>(3, 7.0f, bad, "exponent_bias", "an integer from -2^30 to 2^30");
+}
+
+TEST_CASE("FloatQuant accepts the edge values of per-channel parameters", "[float_quant]") {
+  // The bounds themselves pass the checks, a batch at a time and in the
+  // tail alike (these calls must not throw).
+  constexpr std::size_t n = 17, w = 40;
+  std::vector<float> x(n * w, 0.3f), y(n * w);
+  const strided_view<const float> xv(x.data(), {n, w});
+  const strided_view<float> yv(y.data(), {n, w});
+  auto rows = [&](float v) { return std::vector<float>(n, v); };
+  const std::vector<float> m0 = rows(0.0f), m23 = rows(23.0f), e1 = rows(1.0f), big_bias = rows(1073741824.0f),
+                           maxinf = rows(inf), tiny_scale = rows(std::numeric_limits<float>::denorm_min()),
+                           big_scale = rows(std::numeric_limits<float>::max());
+  auto pv = [&](const std::vector<float>& v) { return strided_view<const float>(v.data(), {n, 1}); };
+  const lowbit::float_quant<semantics::exact> ex;
+  REQUIRE_NOTHROW(ex(xv, pv(tiny_scale), 4.0f, pv(m0), 7.0f, 448.0f, yv));
+  REQUIRE_NOTHROW(ex(xv, pv(big_scale), 4.0f, pv(m23), 7.0f, pv(maxinf), yv));
+  REQUIRE_NOTHROW(ex(xv, 1.0f, pv(e1), 3.0f, 0.0f, 448.0f, yv));
+  const lowbit::float_quant<> ref;
+  const std::vector<float> e255 = rows(255.0f), m255 = rows(255.0f), nbias = rows(-1073741824.0f);
+  REQUIRE_NOTHROW(ref(xv, 1.0f, pv(e255), pv(m255), pv(nbias), 448.0f, yv));
+  REQUIRE_NOTHROW(ref(xv, 1.0f, 4.0f, 3.0f, pv(big_bias), 448.0f, yv));
 }

@@ -638,17 +638,21 @@ struct float_quant {
   struct accepted {
     float lo = 0, hi = 0;
     bool lo_open = false, integer = false;
-    bool operator()(float v) const noexcept {
-      return (lo_open ? v > lo : v >= lo) && v <= hi && (!integer || (std::isfinite(v) && v == std::trunc(v)));
+    /// For a value (a bool) or a batch (its mask: detail::require_elements).
+    /// An integer is finite and its own trunc (NaN fails every comparison).
+    template <class V>
+    auto operator()(V v) const noexcept {
+      auto r = detail::mask_and(lo_open ? v > V(lo) : v >= V(lo), v <= V(hi));
+      if (integer)
+        r = detail::mask_and(r, detail::mask_and(detail::abs(v) <= V(std::numeric_limits<float>::max()),
+                                                 v == detail::trunc(v)));
+      return r;
     }
   };
 
   template <class T>
   static void check_each(const detail::nd<const T>& t, const char* what, const char* expected, accepted ok) {
-    detail::check_elements(t, [&](T v, std::size_t i) {
-      if (!ok(v)) detail::throw_invalid(prefix(), what, t, i, v, expected);
-      return true;
-    });
+    detail::require_elements(t, ok, [&](T v, std::size_t i) { detail::throw_invalid(prefix(), what, t, i, v, expected); });
   }
 
   void check_attributes() const {

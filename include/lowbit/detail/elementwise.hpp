@@ -28,6 +28,7 @@
 #include "../config.hpp"
 #include "../error.hpp"
 #include "../view.hpp"
+#include "int_lanes.hpp"
 #include "overlap.hpp"
 #include "protocol.hpp"
 #include "simd.hpp"
@@ -264,6 +265,57 @@ void check_tensor_elements(const nd<const T>& t, F&& f) {
   });
 }
 
+/// The element count of `g` when its elements are dense in row-major order
+/// from `data` (a dimension of extent 1 may have any stride), else 0.
+inline std::size_t dense_count(const nd_geom& g) noexcept {
+  std::ptrdiff_t st = 1;
+  for (std::size_t r = g.rank; r-- > 0;) {
+    if (g.ext[r] == 1) continue;
+    if (g.ext[r] == 0) return 0;
+    if (g.str[r] != st) return 0;
+    st *= static_cast<std::ptrdiff_t>(g.ext[r]);  // fits: the view's span was checked
+  }
+  return static_cast<std::size_t>(st);
+}
+
+/**
+ * Validation of every element of `t` by a pure predicate: calls
+ * `fail(value, flat_index)` (which throws) for the first element, in
+ * row-major order, that `ok` rejects. `ok(v)` takes a value (giving a bool)
+ * and a batch<T> (giving its mask). A dense tensor is checked a batch at a
+ * time first (the element-by-element walk of check_elements cost about
+ * 1 ns an element, a tenth of a per-channel FloatQuant call of 4096
+ * elements for its 64 scales); the walk runs only to find the element that
+ * failed, for the message.
+ */
+template <class T, class Ok, class Fail>
+LOWBIT_ALWAYS_INLINE void require_elements(const nd<const T>& t, const Ok& ok, const Fail& fail) {
+  if (t.rank == 0) {  // a scalar parameter, inline: a small call checks several
+    if (!ok(*t.data)) fail(*t.data, std::size_t(0));
+    return;
+  }
+  if (const std::size_t n = dense_count(t); n != 0) {
+    using B = batch<T>;
+    constexpr std::size_t L = B::size;
+    std::size_t i = 0;
+    bool all = true;
+    for (; all && i + L <= n; i += L) all = all_lanes(ok(load<B>(t.data + i)));
+    for (; all && i < n; ++i) all = ok(t.data[i]);
+    if (all) return;
+  }
+  check_tensor_elements(t, [&](T v, std::size_t i) {
+    if (!ok(v)) fail(v, i);
+    return true;
+  });
+}
+
+/// positive_scale of every lane (require_elements).
+template <class T, class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch_bool<T, A> positive_scale(const xsimd::batch<T, A>& v) noexcept {
+  using V = xsimd::batch<T, A>;
+  return mask_and(v > V(T(0)), v <= V(std::numeric_limits<T>::max()));
+}
+
 /// A scale the exact semantics accept: finite and > 0.
 template <class T>
 LOWBIT_ALWAYS_INLINE bool positive_scale(T v) noexcept {
@@ -273,10 +325,8 @@ LOWBIT_ALWAYS_INLINE bool positive_scale(T v) noexcept {
 /// Exact semantics: every element of a scale tensor must be finite and > 0.
 template <class T>
 void check_scale_positive(const char* op, const char* name, const nd<const T>& s) {
-  check_elements(s, [&](T v, std::size_t i) {
-    if (!positive_scale(v))
-      throw_invalid(cat(op, " (exact semantics): "), name, s, i, v, "a finite value > 0");
-    return true;
+  require_elements(s, [](auto v) { return positive_scale(v); }, [&](T v, std::size_t i) {
+    throw_invalid(cat(op, " (exact semantics): "), name, s, i, v, "a finite value > 0");
   });
 }
 

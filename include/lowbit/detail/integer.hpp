@@ -128,16 +128,20 @@ template <class T>
 LOWBIT_ALWAYS_INLINE bool valid_bitwidth(T b) noexcept {
   return b >= T(1) && b <= T(max_bitwidth<T>) && b == std::trunc(b);
 }
+/// valid_bitwidth of every lane (require_elements).
+template <class T, class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch_bool<T, A> valid_bitwidth(const xsimd::batch<T, A>& b) noexcept {
+  using V = xsimd::batch<T, A>;
+  return mask_and(mask_and(b >= V(T(1)), b <= V(T(max_bitwidth<T>))), b == detail::trunc(b));
+}
 
 /// Checks that every element of a bit-width tensor is an integer in
 /// 1..max_bitwidth<T> (both semantics).
 template <class T>
 void validate_bitwidth_tensor(const nd<const T>& d, const char* op, const char* role) {
-  check_elements(d, [&](T b, std::size_t i) {
-    if (!valid_bitwidth(b))
-      throw_invalid(cat(op, ": "), role, d, i, b,
-                    std::is_same_v<T, float> ? "an integer from 1 to 32" : "an integer from 1 to 53");
-    return true;
+  require_elements(d, [](auto b) { return valid_bitwidth(b); }, [&](T b, std::size_t i) {
+    throw_invalid(cat(op, ": "), role, d, i, b,
+                  std::is_same_v<T, float> ? "an integer from 1 to 32" : "an integer from 1 to 53");
   });
 }
 
