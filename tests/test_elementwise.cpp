@@ -458,10 +458,33 @@ struct mul_add {
   }
 };
 
+/// Runs a call on one route, the direct route `route` (run_dense_constant,
+/// run_dense_rows: it must take the call) or the plan (`direct` false),
+/// each piece computed with mul_add; returns the pieces' fields.
+template <class Route>
+std::vector<piece_fields> record_route(bool direct, Route&& route, const lowbit::shape& out,
+                                       const nd<const float>& xd, const std::array<const nd<const float>*, 2>& ops,
+                                       const nd<float>& yd, const lowbit::execution& ex) {
+  using lowbit::detail::piece;
+  std::vector<piece_fields> seen;
+  auto f = [&](const piece<float, 2>& pc) {
+    seen.push_back(fields_of(pc));
+    lowbit::detail::run_piece(mul_add{}, pc, true);
+  };
+  const lowbit::detail::piece_sink<float, 2> sink{
+      &f, [](const void* o, const piece<float, 2>& pc) { (*static_cast<const decltype(f)*>(o))(pc); }};
+  if (direct) {
+    REQUIRE(route(out, xd, ops, yd, sink, ex));
+  } else {
+    lowbit::detail::elementwise(lowbit::detail::make_engine_plan(out, xd, ops, yd), xd.data,
+                                lowbit::detail::data_of(ops), yd.data, sink, ex);
+  }
+  return seen;
+}
+
 }  // namespace
 
 TEST_CASE("The direct route of constant operands hands the kernel the general route's piece", "[elementwise]") {
-  using lowbit::detail::piece;
   // Dense x and y of these shapes (extents 1 anywhere, with odd strides:
   // they do not matter), two rank-0 operands.
   struct layout {
@@ -491,20 +514,8 @@ TEST_CASE("The direct route of constant operands hands the kernel the general ro
           float* yp = in_place ? xv.data() : yv.data();
           const nd<const float> xd = view_of<const float>(xv.data(), l.ext, l.str);
           const nd<float> yd = view_of<float>(yp, l.ext, l.str);
-          std::vector<piece_fields> seen;
-          auto f = [&](const piece<float, 2>& pc) {
-            seen.push_back(fields_of(pc));
-            lowbit::detail::run_piece(mul_add{}, pc, true);
-          };
-          const lowbit::detail::piece_sink<float, 2> sink{
-              &f, [](const void* o, const piece<float, 2>& pc) { (*static_cast<const decltype(f)*>(o))(pc); }};
-          if (direct) {
-            REQUIRE(lowbit::detail::run_dense_constant(out, xd, ops, yd, sink, ex));
-          } else {
-            lowbit::detail::elementwise(lowbit::detail::make_engine_plan(out, xd, ops, yd), xd.data,
-                                        lowbit::detail::data_of(ops), yd.data, sink, ex);
-          }
-          return seen;
+          return record_route(
+              direct, [](const auto&... a) { return lowbit::detail::run_dense_constant(a...); }, out, xd, ops, yd, ex);
         };
         const std::vector<piece_fields> direct = run_route(true, xs, y1);
         // The general route on the same buffers, refilled (the pieces'
@@ -523,7 +534,6 @@ TEST_CASE("The direct route of constant operands hands the kernel the general ro
 }
 
 TEST_CASE("The direct route of per-row operands hands the kernel the general route's piece", "[elementwise]") {
-  using lowbit::detail::piece;
   constexpr std::size_t L = lowbit::detail::batch<float>::size;
   // x and y dense of shape `out`; operand 0 of shape `p0` (dense, strides
   // row-major), operand 1 a scalar or one value of shape [1, 1].
@@ -569,20 +579,8 @@ TEST_CASE("The direct route of per-row operands hands the kernel the general rou
         float* yp = in_place ? xv.data() : yv.data();
         const nd<const float> xd = view_of<const float>(xv.data(), l.out, xs_str);
         const nd<float> yd = view_of<float>(yp, l.out, xs_str);
-        std::vector<piece_fields> seen;
-        auto f = [&](const piece<float, 2>& pc) {
-          seen.push_back(fields_of(pc));
-          lowbit::detail::run_piece(mul_add{}, pc, true);
-        };
-        const lowbit::detail::piece_sink<float, 2> sink{
-            &f, [](const void* o, const piece<float, 2>& pc) { (*static_cast<const decltype(f)*>(o))(pc); }};
-        const lowbit::execution ex;
-        if (direct) {
-          REQUIRE(lowbit::detail::run_dense_rows(out, xd, ops, yd, sink, ex));
-        } else {
-          lowbit::detail::elementwise(lowbit::detail::make_engine_plan(out, xd, ops, yd), xd.data,
-                                      lowbit::detail::data_of(ops), yd.data, sink, ex);
-        }
+        const auto seen = record_route(
+            direct, [](const auto&... a) { return lowbit::detail::run_dense_rows(a...); }, out, xd, ops, yd, {});
         return std::pair{seen, in_place ? xv : yv};
       };
       const auto [direct, y_direct] = run_route(true);
