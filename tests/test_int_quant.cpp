@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "support/catch.hpp"
@@ -678,4 +679,73 @@ TEST_CASE("int_quant: the scalar route gives the general route's bits, every mod
   check_rejected([&] { make<semantics::exact>(true, false, rounding_mode::floor)(x, inf, 0.0f, 8.0f, y); }, y, "scale");
   check_rejected([&] { make(false, false, rounding_mode::floor)(x, 1.0f, 0.0f, 33.0f, y); }, y, "bitwidth = 33");
   check_rejected([&] { make(false, false, rounding_mode::floor)(x, 1.0f, 0.0f, nan_f, y); }, y, "bitwidth");
+}
+
+// ---- the checks of parameter tensors (detail::require_elements) -----------
+
+namespace {
+
+/// A per-channel bit width (which = 2) or exact scale (which = 0) of shape
+/// [n, 1] holding `good` but `bad` at row j: the call names row j with its
+/// value, whichever batch or tail j falls in (float and double batches
+/// differ in width), and writes nothing; with every row good (or bad the
+/// same as good) it runs.
+template <class T, semantics S>
+void check_int_parameter_rows(int which, T good, T bad, const char* needle) {
+  const lowbit::int_quant<S> op;
+  constexpr std::size_t w = 35;
+  for (const std::size_t n : {std::size_t(1), std::size_t(7), std::size_t(8), std::size_t(9), std::size_t(17),
+                              std::size_t(40)})
+    for (std::size_t j = 0; j <= n; ++j) {  // j == n: none bad
+      CAPTURE(n, j, show(static_cast<double>(bad)));
+      std::vector<T> x(n * w), y(n * w, T(3));
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] = T(0.01) * static_cast<T>(i % 97) - T(0.4);
+      std::vector<T> p(n, good);
+      if (j < n) p[j] = bad;
+      const strided_view<const T> xv(x.data(), {n, w});
+      const strided_view<const T> pv(p.data(), {n, 1});
+      const strided_view<T> yv(y.data(), {n, w});
+      auto call = [&] {
+        if (which == 0)
+          op(xv, pv, T(0), T(8), yv);
+        else
+          op(xv, T(0.25), T(0), pv, yv);
+      };
+      if (j < n && !(bad == good)) {  // bad == good: the edge values, none rejected
+        const std::vector<T> before = y;
+        std::string what;
+        try {
+          call();
+        } catch (const lowbit::error& e) {
+          what = e.what();
+        }
+        INFO(what);
+        REQUIRE(what.find(std::string(which == 0 ? "scale[" : "bitwidth[") + std::to_string(j) + ", 0] = ") !=
+                std::string::npos);
+        REQUIRE(what.find(needle) != std::string::npos);
+        require_same_bits(y, before);
+      } else {
+        REQUIRE_NOTHROW(call());
+      }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("int_quant names the invalid element of a per-channel scale or bit width wherever it falls",
+          "[int_quant]") {
+  const double dinf = std::numeric_limits<double>::infinity(), dnan = std::numeric_limits<double>::quiet_NaN();
+  for (const float bad : {0.5f, 0.0f, 33.0f, -4.0f, 4.5f, inf, nan_f})
+    check_int_parameter_rows<float, semantics::reference>(2, 4.0f, bad, "expected an integer from 1 to 32");
+  for (const double bad : {0.5, 54.0, 7.25, dinf, dnan})
+    check_int_parameter_rows<double, semantics::reference>(2, 8.0, bad, "expected an integer from 1 to 53");
+  for (const float bad : {0.0f, -0.0f, -1.0f, inf, nan_f})
+    check_int_parameter_rows<float, semantics::exact>(0, 0.125f, bad, "expected a finite value > 0");
+  for (const double bad : {0.0, -2.0, dinf, dnan})
+    check_int_parameter_rows<double, semantics::exact>(0, 0.125, bad, "expected a finite value > 0");
+  // The edges pass: 1 and the widest width, the smallest and largest scales.
+  for (const float good : {1.0f, 32.0f}) check_int_parameter_rows<float, semantics::reference>(2, good, good, "");
+  for (const double good : {1.0, 53.0}) check_int_parameter_rows<double, semantics::reference>(2, good, good, "");
+  for (const double good : {std::numeric_limits<double>::denorm_min(), std::numeric_limits<double>::max()})
+    check_int_parameter_rows<double, semantics::exact>(0, good, good, "");
 }
