@@ -265,19 +265,6 @@ void check_tensor_elements(const nd<const T>& t, F&& f) {
   });
 }
 
-/// The element count of `g` when its elements are dense in row-major order
-/// from `data` (a dimension of extent 1 may have any stride), else 0.
-inline std::size_t dense_count(const nd_geom& g) noexcept {
-  std::ptrdiff_t st = 1;
-  for (std::size_t r = g.rank; r-- > 0;) {
-    if (g.ext[r] == 1) continue;
-    if (g.ext[r] == 0) return 0;
-    if (g.str[r] != st) return 0;
-    st *= static_cast<std::ptrdiff_t>(g.ext[r]);  // fits: the view's span was checked
-  }
-  return static_cast<std::size_t>(st);
-}
-
 /**
  * Validation of every element of `t` by a pure predicate: calls
  * `fail(value, flat_index)` (which throws) for the first element, in

@@ -430,6 +430,19 @@ LOWBIT_NOINLINE inline void check_self_overlap_general(const char* op, const cha
   if (a != overlap_answer::none) throw_self_overlap(op, what, y, a, i1, i2);
 }
 
+/// The element count of `g` when its elements are dense in row-major order
+/// from `data` (a dimension of extent 1 may have any stride), else 0.
+inline std::size_t dense_count(const nd_geom& g) noexcept {
+  std::ptrdiff_t st = 1;
+  for (std::size_t r = g.rank; r-- > 0;) {
+    if (g.ext[r] == 1) continue;
+    if (g.ext[r] == 0) return 0;
+    if (g.str[r] != st) return 0;
+    st *= static_cast<std::ptrdiff_t>(g.ext[r]);  // fits: the view's span was checked
+  }
+  return static_cast<std::size_t>(st);
+}
+
 /// Throws unless output `y` maps every index to its own element.
 inline void check_self_overlap(const char* op, const char* what, const nd_geom& y) {
   // The usual output, decided at once as self_overlap would: no element,
@@ -444,15 +457,7 @@ inline void check_self_overlap(const char* op, const char* what, const nd_geom& 
     }
   }
   if (moving <= 1 && !zero_stride) return;
-  // A dense row-major y (a tensor's usual view): one element per index.
-  std::ptrdiff_t st = 1;
-  bool dense = true;
-  for (std::size_t r = y.rank; r-- > 0 && dense;) {
-    if (y.ext[r] == 1) continue;
-    dense = y.str[r] == st;
-    st *= static_cast<std::ptrdiff_t>(y.ext[r]);  // fits: the view's span was checked
-  }
-  if (dense) return;
+  if (dense_count(y) != 0) return;  // a dense row-major y (a tensor's usual view)
   check_self_overlap_general(op, what, y);
 }
 
