@@ -339,7 +339,13 @@ TEST_CASE("reference semantics on degenerate scales and formats equal the oracle
   const std::vector<float> x = interesting_values(2000, 9);
   std::vector<float> y(x.size()), want(x.size());
   const fmt odd[] = {e4m3, fmt{4, 3, 150, 448}, fmt{4, 3, 140, inf}, fmt{2, 3, -3, 1000}, fmt{8, 23, 127, inf},
-                     fmt{3, 30, 3, inf}, fmt{4, 3, 7, 0.5f}};
+                     fmt{3, 30, 3, inf}, fmt{4, 3, 7, 0.5f},
+                     // Wide mantissas on the fast path (emin in [-126, 126]):
+                     // the kernel caps m at 255 in its exponent-field form.
+                     fmt{3, 100, -50, inf}, fmt{3, 200, -100, inf}, fmt{3, 254, -200, inf}, fmt{3, 255, -250, inf},
+                     // emin = -100 (the fast path reads |x| for |x| + FLT_MIN)
+                     // and -101, -126 (the general path).
+                     fmt{8, 3, 98, inf}, fmt{8, 3, 99, inf}, fmt{8, 3, 124, inf}};
   for (const fmt& f : odd)
     for (rounding_mode m : deterministic_modes)
       for (int ov : {0, 1, 2})
@@ -369,6 +375,29 @@ TEST_CASE("exhaustive over all float32 near powers of two and in E4M3 range", "[
       require_same_values(y, want);
       for (std::size_t i = 0; i < x.size(); ++i) want[i] = oracle_exact(x[i], 1.0f, f, m, 0);
       make<semantics::exact>(m)(x, 1.0f, f.E, f.m, f.bias, f.max_val, y);
+      require_same_values(y, want);
+    }
+}
+
+TEST_CASE("reference: tiny inputs, where |x| + FLT_MIN is not |x|, at the fast path's smallest emin",
+          "[float_quant][oracle]") {
+  // The fast path reads |x|'s exponent for that of fl(|x| + FLT_MIN), which
+  // differ below 2^-101; it serves emin >= -100 only (e = emin there either
+  // way). Every 61st float below 2^-95 (subnormals, the ties of |x| +
+  // FLT_MIN, tops of binades), both signs, on emin = -100 (fast path),
+  // -101 and -126 (general path), with the SIMD path on.
+  std::vector<float> x;
+  for (std::uint32_t b = 0; b < (32u << 23); b += 61) {
+    x.push_back(f32(b));
+    x.push_back(f32(b | 0x80000000u));
+  }
+  std::vector<float> y(x.size()), want(x.size());
+  const lowbit::detail::simd_scope simd(true);
+  for (const fmt& f : {fmt{8, 3, 98, inf}, fmt{8, 3, 99, inf}, fmt{8, 3, 124, inf}, fmt{8, 1, 100, inf}})
+    for (rounding_mode m : {rounding_mode::half_even, rounding_mode::floor, rounding_mode::up}) {
+      INFO("E" << f.E << "M" << f.m << " bias " << f.bias << " " << lowbit::to_string(m));
+      for (std::size_t i = 0; i < x.size(); ++i) want[i] = oracle_reference(x[i], 1.0f, f, m, 0);
+      make(m)(x, 1.0f, f.E, f.m, f.bias, f.max_val, y);
       require_same_values(y, want);
     }
 }

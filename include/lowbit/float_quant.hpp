@@ -49,9 +49,9 @@ enum class fq_overflow { saturate, infinity, nan };
  * r * 2^e are IEEE operations; the overflow masks follow QONNX.
  *
  * Two paths give the same bits. The fast one serves a batch when the
- * piece's m and emin are constant with m >= 1 and -126 <= emin <= 126
+ * piece's m and emin are constant with m >= 1 and -100 <= emin <= 126
  * (`general` false) and no lane is infinite, NaN or within 64 ulps of the
- * top of its binade: e then lies in [-126, 126], so 2^e and 2^-e are
+ * top of its binade: e then lies in [-100, 126], so 2^e and 2^-e are
  * normal floats built from bits, and x / 2^e is x * 2^-e (the same real
  * number, rounded once). The general path handles everything else.
  *
@@ -63,11 +63,13 @@ enum class fq_overflow { saturate, infinity, nan };
 struct fq_ref_eval : scale_divider {
   const std::int32_t* thr = nullptr;
   bool general = true;  ///< m or emin vary over the piece, or leave the fast range
-  /// For the fast path (general false): the piece's m, and emin + 127 (the
-  /// smallest biased exponent of 2^e), as integers. Computed once here: the
-  /// same float operations in the loop were redone per batch, because GCC
-  /// does not hoist a possibly trapping float operation out of a branch.
-  std::int32_t m_int = 0, ebmin = 0;
+  /// For the fast path (general false): the piece's m (capped at 255) and
+  /// emin + 127 (the smallest biased exponent of 2^e), as integers shifted
+  /// into a float's exponent field (<< 23), so that the loop works on a's
+  /// field in place, without a shift. Computed once here: the same float
+  /// operations in the loop were redone per batch, because GCC does not
+  /// hoist a possibly trapping float operation out of a branch.
+  std::int32_t m_field = 0, ebmin_field = 0;
 
   template <stage St, bool Decline, class V, class Round>
   LOWBIT_ALWAYS_INLINE V eval(bool& ok, Round round, fq_overflow ov, V X, V scale, V mant, V emin,
@@ -75,21 +77,30 @@ struct fq_ref_eval : scale_divider {
     using I = int_lanes_t<V>;
     if constexpr (St == stage::dequant) return X * scale;
     const V x = this->divide(X, scale);
-    const V a = detail::abs(x) + V(std::numeric_limits<float>::min());
-    const I ab = float_bits(a);
-    const I be = ab >> 23;  // a >= +0 (abs clears a NaN's sign too)
+    const V ax = detail::abs(x);
+    // The fast path reads |x|'s bits, not those of a = fl(|x| + FLT_MIN):
+    // a = |x| for |x| >= 2^-101 (FLT_MIN = 2^-126 is at most a quarter of
+    // |x|'s ulp), and below that both give e = emin, as k - m <= -102 <
+    // emin (the fast path needs emin >= -100).
+    const I xb = float_bits(ax);
+    // Built before the branch, so that GCC hoists the broadcast out of the
+    // loop (inside the branch it was redone every batch).
+    const I ebmin_f(ebmin_field);
+    const I ef = xb & I(0x7f800000);  // the exponent field in place (abs clears a NaN's sign too)
     // Only mantissas within 64 ulps of the top of their binade can round up
-    // in log2; be = 255 is an infinite or NaN x.
-    const auto near_top = (ab & I(0x7fffc0)) == I(0x7fffc0);
+    // in log2; an all-ones field is an infinite or NaN x.
     V y, p;
     // A declining kernel runs on fast pieces only (`general` false there).
-    if ((!Decline && general) || any_lane(mask_or(near_top, be == I(255)))) {
+    if ((!Decline && general) || any_lane_of((xb & I(0x7fffc0)) == I(0x7fffc0), ef == I(0x7f800000))) {
       if constexpr (Decline) {
         ok = false;
         return x;
       } else {
+        const I ab = float_bits(V(ax + V(std::numeric_limits<float>::min())));  // a >= +0
+        const I be = ab >> 23;
         I k = be - I(127);
-        if (any_lane(near_top)) k = k + iselect((ab & I(0x7fffff)) >= igather(thr, be), I(1), I(0));
+        if (any_lane((ab & I(0x7fffc0)) == I(0x7fffc0)))
+          k = k + iselect((ab & I(0x7fffff)) >= igather(thr, be), I(1), I(0));
         // a = inf or NaN: log2 is inf/NaN, 2^e = inf, x / 2^e = NaN.
         k = iselect(be == I(255), I(1000), k);
         const I e = imax(k - small_to_int(mant), small_to_int(emin));
@@ -111,11 +122,11 @@ struct fq_ref_eval : scale_divider {
         }
       }
     } else {
-      // The biased exponent of 2^e, max(be - m, emin + 127), in [1, 253]:
-      // fewer live constants than forming e first (AVX2 has 16 registers,
-      // and each constant spilled is rebuilt in the loop).
-      const I eb = imax(be - I(m_int), I(ebmin));
-      const I pb = eb << 23;
+      // The exponent field of 2^e, max(be - m, emin + 127) << 23 with be
+      // |x|'s biased exponent in [0, 254], in [27, 253] << 23: fewer live constants than forming e
+      // first (AVX2 has 16 registers, and each constant spilled is rebuilt
+      // in the loop), and no shift (the fields are subtracted in place).
+      const I pb = imax(I(ef - I(m_field)), ebmin_f);
       p = bits_float(pb);
       y = x * bits_float(I(I(254 << 23) - pb));  // 2^-e
     }
@@ -764,16 +775,18 @@ struct float_quant {
     // reciprocal is exact; the scalar path keeps dividing.
     const auto div = detail::scale_divider::for_scale(s[scale_k], simd && !vary[scale_k]);
     // The reference kernel's fast path needs constant m >= 1 and emin in
-    // [-126, 126] over the piece. The scalar path (detail::simd_scope off) always
-    // takes the general path, so that the SIMD-vs-scalar tests compare
-    // the two. Then emin + 127 is in [1, 253] and m >= 1 (any m >= 1024
-    // acts as 1024: be - m is below every ebmin either way).
+    // [-100, 126] over the piece (it reads |x|'s exponent for that of
+    // |x| + FLT_MIN: fq_ref_eval). The scalar path (detail::simd_scope off)
+    // always takes the general path, so that the SIMD-vs-scalar tests
+    // compare the two. Then emin + 127 is in [27, 253] and m >= 1 (any m >= 255
+    // acts as 255: be - m, be <= 254, is below every ebmin either way, and
+    // 255 << 23 fits an int32).
     const bool general = !simd || vary[mant_k] || vary[emin_k] || !(s[mant_k] >= 1.0f) ||
-                         !(s[emin_k] >= -126.0f && s[emin_k] <= 126.0f);
-    const std::int32_t m_int = general ? 0 : static_cast<std::int32_t>(std::min(s[mant_k], 1024.0f));
-    const std::int32_t ebmin = general ? 0 : static_cast<std::int32_t>(s[emin_k] + 127.0f);
+                         !(s[emin_k] >= -100.0f && s[emin_k] <= 126.0f);
     if constexpr (!exact) {
-      const detail::fq_ref_eval ev{div, thr, general, m_int, ebmin};
+      const std::int32_t m_field = general ? 0 : static_cast<std::int32_t>(std::min(s[mant_k], 255.0f)) << 23;
+      const std::int32_t ebmin_field = general ? 0 : static_cast<std::int32_t>(s[emin_k] + 127.0f) << 23;
+      const detail::fq_ref_eval ev{div, thr, general, m_field, ebmin_field};
       // The stochastic mode takes each element's index, which a declining
       // kernel does not: the kernel of every mode (a run-time switch).
       if (general || mode == rounding_mode::stochastic)

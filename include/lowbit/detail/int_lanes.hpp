@@ -97,6 +97,18 @@ template <class T, class A>
 LOWBIT_ALWAYS_INLINE bool any_lane(const xsimd::batch_bool<T, A>& a) noexcept {
   return xsimd::any(a);
 }
+/// any_lane(mask_or(a, b)): on AVX-512 one KORTEST of the two masks
+/// (GCC 12 moves them to general registers for an OR and a TEST instead).
+LOWBIT_ALWAYS_INLINE bool any_lane_of(bool a, bool b) noexcept { return a || b; }
+template <class T, class A>
+LOWBIT_ALWAYS_INLINE bool any_lane_of(const xsimd::batch_bool<T, A>& a, const xsimd::batch_bool<T, A>& b) noexcept {
+#if defined(__AVX512F__)
+  if constexpr (std::is_base_of_v<xsimd::avx512f, A> && sizeof(T) == 4)
+    return !_kortestz_mask16_u8(a.data, b.data);
+  else
+#endif
+    return xsimd::any(a | b);
+}
 LOWBIT_ALWAYS_INLINE bool mask_and(bool a, bool b) noexcept { return a && b; }
 LOWBIT_ALWAYS_INLINE bool mask_or(bool a, bool b) noexcept { return a || b; }
 template <class T, class A>
