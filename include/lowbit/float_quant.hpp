@@ -314,16 +314,17 @@ struct float_quant_exact_kernel : scale_divider {
   }
 };
 
-/// v << 23 (v placed in a float's exponent field), of every int32 value:
-/// the scalar shift in unsigned arithmetic, so that a negative v or one
-/// that reaches the sign bit (a NaN's exponent in the fast kernel, whose
-/// result is then ignored) is no signed-shift question for a sanitizer.
-LOWBIT_ALWAYS_INLINE std::int32_t exponent_field(std::int32_t v) noexcept {
-  return static_cast<std::int32_t>(static_cast<std::uint32_t>(v) << 23);
+/// a + b of every int32 value, wrapping as SIMD lanes do: the scalar sum in
+/// unsigned arithmetic, so that a NaN's exponent field plus a constant (a
+/// lane whose result the fast kernel ignores) is no signed-overflow question
+/// for a sanitizer.
+LOWBIT_ALWAYS_INLINE std::int32_t wrapping_add(std::int32_t a, std::int32_t b) noexcept {
+  return static_cast<std::int32_t>(static_cast<std::uint32_t>(a) + static_cast<std::uint32_t>(b));
 }
 template <class A>
-LOWBIT_ALWAYS_INLINE xsimd::batch<std::int32_t, A> exponent_field(const xsimd::batch<std::int32_t, A>& v) noexcept {
-  return v << 23;
+LOWBIT_ALWAYS_INLINE xsimd::batch<std::int32_t, A> wrapping_add(const xsimd::batch<std::int32_t, A>& a,
+                                                                const xsimd::batch<std::int32_t, A>& b) noexcept {
+  return a + b;
 }
 
 /**
@@ -406,7 +407,9 @@ struct float_quant_exact_fast_kernel : scale_divider {
     if constexpr (St == stage::dequant) return X * scale;
     const V x = this->divide(X, scale);
     const V a = detail::bound_above(V(bound), detail::abs(x));
-    const I fa = float_bits(a) >> 23;  // a's exponent field (its sign bit is clear)
+    // a's exponent field, in place (its sign bit is clear): the exponents
+    // below are formed as fields (<< 23) with no shift in the loop.
+    const I fa = float_bits(a) & I(0x7f800000);
     // The modes symmetric in the sign round a and take x's sign at the end.
     constexpr bool symmetric = M == rounding_mode::half_even || M == rounding_mode::down ||
                                M == rounding_mode::up || M == rounding_mode::half_up ||
@@ -417,10 +420,14 @@ struct float_quant_exact_fast_kernel : scale_divider {
                               M != rounding_mode::odd && M != rounding_mode::dpu &&
                               M != run_time_mode;
     constexpr bool magic = M == rounding_mode::half_even || directed;
-    // c = 2^(u + 23), u = max(e - m, emin): exponent_field(eb + 23) with the
-    // two constants folded into one. a + c lies in [2^(u+23), 2^(u+24)),
-    // whose spacing is 2^u (step 3).
-    const auto magic_c = [&] { return bits_float(exponent_field(imax(I(fa + I(23 - m_int)), I(ebmin + 23)))); };
+    // c = 2^(u + 23), u = max(e - m, emin): the field max(fa + (23 - m),
+    // ebmin + 23) << 23 with the constants folded into two. a + c lies in
+    // [2^(u+23), 2^(u+24)), whose spacing is 2^u (step 3). Finite lanes stay
+    // below field 255 (k <= 104 + m, exact_fast_range); a NaN lane's sum
+    // wraps, and its result is x's NaN whatever c is.
+    const auto magic_c = [&] {
+      return bits_float(imax(wrapping_add(fa, I((23 - m_int) << 23)), I((ebmin + 23) << 23)));
+    };
     V q;
     if constexpr (magic && !symmetric) {
       // CEIL, FLOOR: x's sign on a and on c, the sum rounded up or down,
@@ -453,8 +460,8 @@ struct float_quant_exact_fast_kernel : scale_divider {
         else
           qa = detail::bound_below(c, add_directed<direction::up>(a, V(c * V(1.0f - 0x1p-24f)))) - c;
       } else {
-        const I eb = imax(I(fa - I(m_int)), I(ebmin));
-        const V ta = a * bits_float(exponent_field(I(I(254) - eb)));
+        const I eb = imax(I(fa - I(m_int << 23)), I(ebmin << 23));  // 2^u's field
+        const V ta = a * bits_float(I(I(254 << 23) - eb));
         V ra;
         if constexpr (M == rounding_mode::down) {
           ra = detail::trunc(ta);
@@ -472,7 +479,7 @@ struct float_quant_exact_fast_kernel : scale_divider {
           // zero.
           ra = detail::ceil(V(ta - V(0.5f)));
         }
-        qa = ra * bits_float(exponent_field(eb));
+        qa = ra * bits_float(eb);
       }
       // qa's sign bit is clear (a >= +0 or a NaN of positive sign, and
       // every step keeps it) except for HALF_DOWN's ceil(ta - 1/2) = -0:
@@ -492,9 +499,9 @@ struct float_quant_exact_fast_kernel : scale_divider {
       }
     } else {
       // CEIL, FLOOR and the run-time mode of the scalar loop: x's sign first.
-      const I eb = imax(I(fa - I(m_int)), I(ebmin));
-      const V t = detail::copysign(a, x) * bits_float(exponent_field(I(I(254) - eb)));
-      q = detail::round_step<semantics::exact, M>(t, mode, thr) * bits_float(exponent_field(eb));
+      const I eb = imax(I(fa - I(m_int << 23)), I(ebmin << 23));  // 2^u's field
+      const V t = detail::copysign(a, x) * bits_float(I(I(254 << 23) - eb));
+      q = detail::round_step<semantics::exact, M>(t, mode, thr) * bits_float(eb);
     }
     if constexpr (!symmetric) {
       if (clamped) [[likely]] {
