@@ -11,6 +11,8 @@
 //                                        lowbit's bits, nothing but the arithmetic
 //   baseline/hand_fp8_e4m3/<N>           minifloat_quant FP8 E4M3FN ROUND, exact, per
 //                                        tensor, hand-written the same way
+//   baseline/hand_fp8_e4m3_channel/<N>   the same per channel (the channel pattern: 64 rows,
+//                                        a scale each), the hand loop once per row
 //   baseline/philox/<N>                  N random uint32 words from the batch Philox4x32-10
 //                                        (detail/philox.hpp), written to memory; items are words
 //   baseline/philox_threshold/<N>        N float stochastic-rounding thresholds, r = 8, by
@@ -245,6 +247,13 @@ void bm_hand_fp8_e4m3(benchmark::State& st, std::size_t n) {
   float s = base_scale;
   benchmark::DoNotOptimize(s);
   timed_loop(st, y, [&] { lowbit_bench::hand_fp8_e4m3(x.data(), y.data(), n, s); });
+}
+
+void bm_hand_fp8_e4m3_channel(benchmark::State& st, std::size_t n) {
+  const fvec& x = input(n);
+  fvec y(n);
+  const fvec s = scales(channels);
+  timed_loop(st, y, [&] { lowbit_bench::hand_fp8_e4m3_rows(x.data(), y.data(), channels, n / channels, s.data()); });
 }
 
 // The generator alone: Philox4x32-10 on counters (i, 0, 0, 0), one batch of
@@ -496,6 +505,7 @@ bool register_all() {
     RegisterBenchmark(("baseline/scalar_int_quant/" + ni).c_str(), bm_scalar_int_quant, n);
     RegisterBenchmark(("baseline/hand_int_quant/" + ni).c_str(), bm_hand_int_quant, n);
     RegisterBenchmark(("baseline/hand_fp8_e4m3/" + ni).c_str(), bm_hand_fp8_e4m3, n);
+    RegisterBenchmark(("baseline/hand_fp8_e4m3_channel/" + ni).c_str(), bm_hand_fp8_e4m3_channel, n);
     RegisterBenchmark(("baseline/philox/" + ni).c_str(), bm_philox<std::uint32_t, philox_words>, n);
     RegisterBenchmark(("baseline/philox_threshold/" + ni).c_str(), bm_philox<float, philox_thresholds>, n);
     RegisterBenchmark(("baseline/philox_group/" + ni).c_str(), bm_philox<float, philox_group_thresholds>, n);

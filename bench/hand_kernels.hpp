@@ -87,6 +87,13 @@ inline void hand_fp8_e4m3(const float* x, float* y, std::size_t n, float s) noex
   });
 }
 
+/// The same per channel: `rows` rows of `cols` elements, row r divided by
+/// s[r] (x [rows, cols], scale [rows, 1]): the loop above once per row,
+/// what a user would write for per-channel scales.
+inline void hand_fp8_e4m3_rows(const float* x, float* y, std::size_t rows, std::size_t cols, const float* s) noexcept {
+  for (std::size_t r = 0; r < rows; ++r) hand_fp8_e4m3(x + r * cols, y + r * cols, cols, s[r]);
+}
+
 }  // namespace lowbit_bench
 
 #endif  // LOWBIT_BENCH_HAND_KERNELS_HPP

@@ -64,3 +64,23 @@ TEST_CASE("hand_fp8_e4m3 computes exact FP8 E4M3FN ROUND's bits", "[hand_kernels
       {1.0f, 0.05f, 0.001f}, [](const float* x, float* y, std::size_t n, float s) { lowbit_bench::hand_fp8_e4m3(x, y, n, s); },
       [&](const std::vector<float>& x, float s, std::vector<float>& y) { q(x, s, y); });
 }
+
+TEST_CASE("hand_fp8_e4m3_rows computes exact per-channel FP8 E4M3FN ROUND's bits", "[hand_kernels]") {
+  // The benchmarks' channel pattern (64 rows, scales 0.05 .. 0.0815) and
+  // rows shorter than a batch, with a tail, and long.
+  const lowbit::minifloat_quant<lowbit::semantics::exact> q{.format = lowbit::formats::fp8_e4m3fn};
+  const std::size_t rows = 64;
+  std::vector<float> s(rows);
+  for (std::size_t r = 0; r < rows; ++r) s[r] = 0.05f * (1.0f + 0.01f * static_cast<float>(r));
+  for (std::size_t cols : {std::size_t(1), std::size_t(37), std::size_t(64), std::size_t(1024)}) {
+    CAPTURE(cols);
+    const std::vector<float> x = inputs(rows * cols, 0.05f);
+    std::vector<float> h(x.size()), l(x.size());
+    lowbit_bench::hand_fp8_e4m3_rows(x.data(), h.data(), rows, cols, s.data());
+    q(lowbit::strided_view<const float>(x.data(), {rows, cols}), lowbit::strided_view<const float>(s.data(), {rows, 1}),
+      lowbit::strided_view<float>(l.data(), {rows, cols}));
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) bad += lowbit_test::bits(h[i]) != lowbit_test::bits(l[i]);
+    CHECK(bad == 0);
+  }
+}
