@@ -49,9 +49,9 @@ enum class fq_overflow { saturate, infinity, nan };
  * r * 2^e are IEEE operations; the overflow masks follow QONNX.
  *
  * Two paths give the same bits. The fast one serves a batch when the
- * piece's m and emin are constant with m >= 1 and -100 <= emin <= 126
+ * piece's m and emin are constant with m >= 1 and -126 <= emin <= 126
  * (`general` false) and no lane is infinite, NaN or within 64 ulps of the
- * top of its binade: e then lies in [-100, 126], so 2^e and 2^-e are
+ * top of its binade: e then lies in [-126, 126], so 2^e and 2^-e are
  * normal floats built from bits, and x / 2^e is x * 2^-e (the same real
  * number, rounded once). The general path handles everything else.
  *
@@ -70,6 +70,11 @@ struct fq_ref_eval : scale_divider {
   /// operations in the loop were redone per batch, because GCC does not
   /// hoist a possibly trapping float operation out of a branch.
   std::int32_t m_field = 0, ebmin_field = 0;
+  /// A piece with emin < -100, where |x| and fl(|x| + FLT_MIN) may give
+  /// different e below 2^-101 (see eval): the per-mode kernels decline a
+  /// batch with a lane below 2^-101 (zeros too), the run-time-mode kernel
+  /// reads fl(|x| + FLT_MIN)'s bits.
+  bool add_min = false;
 
   template <stage St, bool Decline, class V, class Round>
   LOWBIT_ALWAYS_INLINE V eval(bool& ok, Round round, fq_overflow ov, V X, V scale, V mant, V emin,
@@ -78,20 +83,28 @@ struct fq_ref_eval : scale_divider {
     if constexpr (St == stage::dequant) return X * scale;
     const V x = this->divide(X, scale);
     const V ax = detail::abs(x);
-    // The fast path reads |x|'s bits, not those of a = fl(|x| + FLT_MIN):
-    // a = |x| for |x| >= 2^-101 (FLT_MIN = 2^-126 is at most a quarter of
-    // |x|'s ulp), and below that both give e = emin, as k - m <= -102 <
-    // emin (the fast path needs emin >= -100).
-    const I xb = float_bits(ax);
-    // Built before the branch, so that GCC hoists the broadcast out of the
-    // loop (inside the branch it was redone every batch).
-    const I ebmin_f(ebmin_field);
+    // The fast path reads |x|'s bits, not those of a = fl(|x| + FLT_MIN)
+    // (the add sat between the division and everything else: 1.15x on
+    // E4M3): a = |x| for |x| >= 2^-101 (FLT_MIN = 2^-126 is at most a
+    // quarter of |x|'s ulp), and below that both give e = emin when emin >=
+    // -100, as k - m <= -102. On a piece with a smaller emin (`add_min`)
+    // the per-mode kernels decline the batches with a lane below 2^-101 and
+    // the run-time-mode kernel reads a's bits.
+    I xb;
+    if constexpr (Decline)
+      xb = float_bits(ax);
+    else
+      xb = add_min ? float_bits(V(ax + V(std::numeric_limits<float>::min()))) : float_bits(ax);
+    // Built before the branch, so that GCC hoists the broadcasts out of the
+    // loop (inside the branch they were redone every batch).
+    const I ebmin_f(ebmin_field), m_f(m_field);
     const I ef = xb & I(0x7f800000);  // the exponent field in place (abs clears a NaN's sign too)
     // Only mantissas within 64 ulps of the top of their binade can round up
     // in log2; an all-ones field is an infinite or NaN x.
     V y, p;
     // A declining kernel runs on fast pieces only (`general` false there).
-    if ((!Decline && general) || any_lane_of((xb & I(0x7fffc0)) == I(0x7fffc0), ef == I(0x7f800000))) {
+    if ((!Decline && general) || any_lane_of((xb & I(0x7fffc0)) == I(0x7fffc0), ef == I(0x7f800000)) ||
+        (Decline && add_min && any_lane(ef < I(26 << 23)))) {
       if constexpr (Decline) {
         ok = false;
         return x;
@@ -123,10 +136,10 @@ struct fq_ref_eval : scale_divider {
       }
     } else {
       // The exponent field of 2^e, max(be - m, emin + 127) << 23 with be
-      // |x|'s biased exponent in [0, 254], in [27, 253] << 23: fewer live constants than forming e
+      // the biased exponent in [0, 254], in [1, 253] << 23: fewer live constants than forming e
       // first (AVX2 has 16 registers, and each constant spilled is rebuilt
       // in the loop), and no shift (the fields are subtracted in place).
-      const I pb = imax(I(ef - I(m_field)), ebmin_f);
+      const I pb = imax(I(ef - m_f), ebmin_f);
       p = bits_float(pb);
       y = x * bits_float(I(I(254 << 23) - pb));  // 2^-e
     }
@@ -782,18 +795,21 @@ struct float_quant {
     // reciprocal is exact; the scalar path keeps dividing.
     const auto div = detail::scale_divider::for_scale(s[scale_k], simd && !vary[scale_k]);
     // The reference kernel's fast path needs constant m >= 1 and emin in
-    // [-100, 126] over the piece (it reads |x|'s exponent for that of
-    // |x| + FLT_MIN: fq_ref_eval). The scalar path (detail::simd_scope off)
-    // always takes the general path, so that the SIMD-vs-scalar tests
-    // compare the two. Then emin + 127 is in [27, 253] and m >= 1 (any m >= 255
+    // [-126, 126] over the piece; below emin = -100 (`add_min`) the
+    // per-mode kernels, which read |x|'s exponent for that of |x| +
+    // FLT_MIN, decline the batches with a lane below 2^-101 (fq_ref_eval). The
+    // scalar path (detail::simd_scope off) always takes the general path,
+    // so that the SIMD-vs-scalar tests compare the two. Then emin + 127 is
+    // in [1, 253] and m >= 1 (any m >= 255
     // acts as 255: be - m, be <= 254, is below every ebmin either way, and
     // 255 << 23 fits an int32).
     const bool general = !simd || vary[mant_k] || vary[emin_k] || !(s[mant_k] >= 1.0f) ||
-                         !(s[emin_k] >= -100.0f && s[emin_k] <= 126.0f);
+                         !(s[emin_k] >= -126.0f && s[emin_k] <= 126.0f);
     if constexpr (!exact) {
       const std::int32_t m_field = general ? 0 : static_cast<std::int32_t>(std::min(s[mant_k], 255.0f)) << 23;
       const std::int32_t ebmin_field = general ? 0 : static_cast<std::int32_t>(s[emin_k] + 127.0f) << 23;
-      const detail::fq_ref_eval ev{div, thr, general, m_field, ebmin_field};
+      const bool add_min = !general && s[emin_k] < -100.0f;
+      const detail::fq_ref_eval ev{div, thr, general, m_field, ebmin_field, add_min};
       // The stochastic mode takes each element's index, which a declining
       // kernel does not: the kernel of every mode (a run-time switch).
       if (general || mode == rounding_mode::stochastic)
