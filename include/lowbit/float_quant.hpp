@@ -65,8 +65,8 @@ struct fq_ref_eval : scale_divider {
   bool general = true;  ///< m or emin vary over the piece, or leave the fast range
   /// For the fast path (general false): the piece's m (capped at 255) and
   /// emin + 127 (the smallest biased exponent of 2^e), as integers shifted
-  /// into a float's exponent field (<< 23), so that the loop works on a's
-  /// field in place, without a shift. Computed once here: the same float
+  /// into a float's exponent field (<< 23), so that the loop works on the
+  /// exponent field in place, without a shift. Computed once here: the same float
   /// operations in the loop were redone per batch, because GCC does not
   /// hoist a possibly trapping float operation out of a branch.
   std::int32_t m_field = 0, ebmin_field = 0;
@@ -136,9 +136,10 @@ struct fq_ref_eval : scale_divider {
       }
     } else {
       // The exponent field of 2^e, max(be - m, emin + 127) << 23 with be
-      // the biased exponent in [0, 254], in [1, 253] << 23: fewer live constants than forming e
-      // first (AVX2 has 16 registers, and each constant spilled is rebuilt
-      // in the loop), and no shift (the fields are subtracted in place).
+      // the biased exponent in [0, 254], in [1, 253] << 23: fewer live
+      // constants than forming e first (AVX2 has 16 registers, and each
+      // constant spilled is rebuilt in the loop), and no shift (the fields
+      // are subtracted in place).
       const I pb = imax(I(ef - m_f), ebmin_f);
       p = bits_float(pb);
       y = x * bits_float(I(I(254 << 23) - pb));  // 2^-e
@@ -797,12 +798,11 @@ struct float_quant {
     // The reference kernel's fast path needs constant m >= 1 and emin in
     // [-126, 126] over the piece; below emin = -100 (`add_min`) the
     // per-mode kernels, which read |x|'s exponent for that of |x| +
-    // FLT_MIN, decline the batches with a lane below 2^-101 (fq_ref_eval). The
-    // scalar path (detail::simd_scope off) always takes the general path,
-    // so that the SIMD-vs-scalar tests compare the two. Then emin + 127 is
-    // in [1, 253] and m >= 1 (any m >= 255
-    // acts as 255: be - m, be <= 254, is below every ebmin either way, and
-    // 255 << 23 fits an int32).
+    // FLT_MIN, decline the batches with a lane below 2^-101 (fq_ref_eval).
+    // The scalar path (detail::simd_scope off) always takes the general
+    // path, so that the SIMD-vs-scalar tests compare the two. Then emin +
+    // 127 is in [1, 253] and m >= 1 (any m >= 255 acts as 255: be - m, be <=
+    // 254, is below every ebmin either way, and 255 << 23 fits an int32).
     const bool general = !simd || vary[mant_k] || vary[emin_k] || !(s[mant_k] >= 1.0f) ||
                          !(s[emin_k] >= -126.0f && s[emin_k] <= 126.0f);
     if constexpr (!exact) {
