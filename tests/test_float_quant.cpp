@@ -344,8 +344,8 @@ TEST_CASE("reference semantics on degenerate scales and formats equal the oracle
                      // the kernel caps m at 255 in its exponent-field form.
                      fmt{3, 100, -50, inf}, fmt{3, 200, -100, inf}, fmt{3, 254, -200, inf}, fmt{3, 255, -250, inf},
                      // emin = -100 (the per-mode fast path reads |x| for
-                     // |x| + FLT_MIN) and -101, -126 (the run-time-mode
-                     // kernel's fast path adds FLT_MIN).
+                     // |x| + FLT_MIN) and -101, -126 (batches with a lane
+                     // below 2^-101 declined to the scalar loop, which adds it).
                      fmt{8, 3, 98, inf}, fmt{8, 3, 99, inf}, fmt{8, 3, 124, inf}};
   for (const fmt& f : odd)
     for (rounding_mode m : deterministic_modes)
@@ -383,11 +383,11 @@ TEST_CASE("exhaustive over all float32 near powers of two and in E4M3 range", "[
 TEST_CASE("reference: tiny inputs, where |x| + FLT_MIN is not |x|, at the fast path's smallest emin",
           "[float_quant][oracle]") {
   // The per-mode kernels' fast path reads |x|'s exponent for that of
-  // fl(|x| + FLT_MIN), which differ below 2^-101; they serve emin >= -100
-  // only (e = emin there either way), and the run-time-mode kernel adds
-  // FLT_MIN below. Every 61st float below 2^-95 (subnormals, the ties of
-  // |x| + FLT_MIN, tops of binades), both signs, on emin = -100 (per-mode
-  // kernels), -101 and -126 (run-time-mode kernel), with the SIMD path on.
+  // fl(|x| + FLT_MIN), which differ below 2^-101: for emin >= -100 e = emin
+  // either way, and for a smaller emin a batch with a lane below 2^-101 is
+  // declined to the scalar loop, which adds FLT_MIN. Every 61st float below
+  // 2^-95 (subnormals, the ties of |x| + FLT_MIN, tops of binades), both
+  // signs, on emin = -100, -101 and -126, with the SIMD path on.
   std::vector<float> x;
   for (std::uint32_t b = 0; b < (32u << 23); b += 61) {
     x.push_back(f32(b));

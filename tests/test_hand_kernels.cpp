@@ -29,6 +29,13 @@ std::vector<float> inputs(std::size_t n, float s) {
   return x;
 }
 
+/// The number of elements whose bits differ between a and b (same size).
+std::size_t differing_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) bad += lowbit_test::bits(a[i]) != lowbit_test::bits(b[i]);
+  return bad;
+}
+
 /// Runs `hand(x, y, n, s)` and `lib(x, s, y)` on inputs(n, s) for sizes
 /// with and without a tail, below one batch and the benchmarks', and the
 /// scales `ss`; every result must have the same bits.
@@ -41,9 +48,7 @@ void check_same_bits(std::initializer_list<float> ss, const Hand& hand, const Li
       std::vector<float> h(n), l(n);
       hand(x.data(), h.data(), n, s);
       lib(x, s, l);
-      std::size_t bad = 0;
-      for (std::size_t i = 0; i < n; ++i) bad += lowbit_test::bits(h[i]) != lowbit_test::bits(l[i]);
-      CHECK(bad == 0);
+      CHECK(differing_bits(h, l) == 0);
     }
   }
 }
@@ -79,8 +84,6 @@ TEST_CASE("hand_fp8_e4m3_rows computes exact per-channel FP8 E4M3FN ROUND's bits
     lowbit_bench::hand_fp8_e4m3_rows(x.data(), h.data(), rows, cols, s.data());
     q(lowbit::strided_view<const float>(x.data(), {rows, cols}), lowbit::strided_view<const float>(s.data(), {rows, 1}),
       lowbit::strided_view<float>(l.data(), {rows, cols}));
-    std::size_t bad = 0;
-    for (std::size_t i = 0; i < x.size(); ++i) bad += lowbit_test::bits(h[i]) != lowbit_test::bits(l[i]);
-    CHECK(bad == 0);
+    CHECK(differing_bits(h, l) == 0);
   }
 }
