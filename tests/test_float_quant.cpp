@@ -359,6 +359,42 @@ TEST_CASE("reference semantics on degenerate scales and formats equal the oracle
         }
 }
 
+TEST_CASE("reference ROUND saturating to a max on the grid (the magic-number kernel) equals the oracle, m = 1 to 22",
+          "[float_quant][oracle]") {
+  // ROUND with saturation to a max on the format's grid rounds min(|x|,
+  // max) by the magic number and reads the exponent from |x|'s bits without
+  // declining the tops of binades, where QONNX's float32 log2 rounds up:
+  // both exponents give the same q for m <= 15 (float_quant.hpp, eval_magic);
+  // m = 16 to 22 keep the fast path with its decline. Inputs within 80 ulps
+  // of the top and bottom of every binade of the format's range, ties of its
+  // steps, values beyond max, tiny values (below 2^-101, where the reference
+  // adds FLT_MIN first), zeros, inf and NaN; scales 1 and 0.5 (multiplied:
+  // x / scale keeps the tops of binades) and 0.375 (divided).
+  const lowbit::detail::simd_scope simd(true);
+  for (float m = 1; m <= 22; ++m)
+    for (const fmt& f : {fmt{5, m, 15, inf}, fmt{8, m, 100, 448}, fmt{3, m, 3, inf}}) {
+      std::vector<float> x;
+      for (int k = -126; k <= 20; ++k)
+        for (std::uint32_t j = 0; j < 80; ++j) {
+          const std::uint32_t be = static_cast<std::uint32_t>(k + 127) << 23;
+          x.push_back(f32(be | (0x7fffffu - j)));
+          x.push_back(f32(0x80000000u | be | j));
+        }
+      for (int k = -20; k <= 20; ++k)  // ties: odd multiples of half a step
+        for (int i = 1; i < 40; i += 2) x.push_back(std::ldexp(static_cast<float>(i), k));
+      for (std::uint32_t b = 1; b < (26u << 23); b += 999331) x.push_back(f32(b));  // below 2^-101
+      for (float v : {0.0f, -0.0f, inf, -inf, nan_f, 1e30f, -448.5f, 3e38f, flt_max}) x.push_back(v);
+      std::vector<float> y(x.size()), want(x.size());
+      for (float scale : {1.0f, 0.5f, 0.375f}) {
+        INFO("E" << f.E << "M" << f.m << " bias " << f.bias << " max " << f.max_val << " scale " << scale);
+        for (std::size_t i = 0; i < x.size(); ++i)
+          want[i] = oracle_reference(x[i], scale, f, rounding_mode::half_even, 0);
+        make(rounding_mode::half_even)(x, scale, f.E, f.m, f.bias, f.max_val, y);
+        require_same_values(y, want);
+      }
+    }
+}
+
 TEST_CASE("exhaustive over all float32 near powers of two and in E4M3 range", "[float_quant][oracle]") {
   // Every float with a mantissa within 64 ulps of the top of its binade, both signs.
   std::vector<float> x;
@@ -387,7 +423,9 @@ TEST_CASE("reference: tiny inputs, where |x| + FLT_MIN is not |x|, at the fast p
   // either way, and for a smaller emin a batch with a lane below 2^-101 is
   // declined to the scalar loop, which adds FLT_MIN. Every 61st float below
   // 2^-95 (subnormals, the ties of |x| + FLT_MIN, tops of binades), both
-  // signs, on emin = -100, -101 and -126, with the SIMD path on.
+  // signs, on emin = -100, -101 and -126, with the SIMD path on; with max
+  // 448 (on the grid) ROUND takes the magic-number kernel, which declines
+  // the same batches.
   std::vector<float> x;
   for (std::uint32_t b = 0; b < (32u << 23); b += 61) {
     x.push_back(f32(b));
@@ -395,7 +433,8 @@ TEST_CASE("reference: tiny inputs, where |x| + FLT_MIN is not |x|, at the fast p
   }
   std::vector<float> y(x.size()), want(x.size());
   const lowbit::detail::simd_scope simd(true);
-  for (const fmt& f : {fmt{8, 3, 98, inf}, fmt{8, 3, 99, inf}, fmt{8, 3, 124, inf}, fmt{8, 1, 100, inf}})
+  for (const fmt& f : {fmt{8, 3, 98, inf}, fmt{8, 3, 99, inf}, fmt{8, 3, 124, inf}, fmt{8, 1, 100, inf},
+                        fmt{8, 3, 124, 448}})
     for (rounding_mode m : {rounding_mode::half_even, rounding_mode::floor, rounding_mode::up}) {
       INFO("E" << f.E << "M" << f.m << " bias " << f.bias << " " << lowbit::to_string(m));
       for (std::size_t i = 0; i < x.size(); ++i) want[i] = oracle_reference(x[i], 1.0f, f, m, 0);

@@ -75,6 +75,58 @@ struct fq_ref_eval : scale_divider {
   /// batch with a lane below 2^-101 (zeros too), the run-time-mode kernel
   /// reads fl(|x| + FLT_MIN)'s bits.
   bool add_min = false;
+  /// Saturation to a max on the format's grid, for a format in the exact
+  /// fast kernel's range (exact_fast_range) with m <= 15: ROUND's kernel
+  /// rounds a = min(|x|, max) with the magic number c = 2^(u + 23), as
+  /// float_quant_exact_fast_kernel does (eval_magic). `magic_add` and
+  /// `magic_min` are (23 - m) << 23 and (emin + 150) << 23, `magic_bound`
+  /// is max.
+  bool magic = false;
+  std::int32_t magic_add = 0, magic_min = 0;
+  float magic_bound = 0.0f;
+
+  /// The batch of float_quant_ref_kernel's magic form (`magic`): x / scale
+  /// and the rest as eval's fast path, or declined (`ok` false) where eval
+  /// would take its general path.
+  template <stage St, class V>
+  LOWBIT_ALWAYS_INLINE V eval_magic(bool& ok, V X, V scale) const noexcept {
+    using I = int_lanes_t<V>;
+    if constexpr (St == stage::dequant) return X * scale;
+    const V x = this->divide(X, scale);
+    const V ax = detail::abs(x);
+    // ROUND with saturation to a max on the grid, m <= 15 (`magic`; the
+    // kernel float_quant_ref_kernel<half_even, St, true>). Where eval's fast
+    // path is taken (x finite, and with add_min not below 2^-101), it
+    // computes q = clamp(2^e rint(x / 2^e), +-max), e = max(k' - m, emin),
+    // with k' = floor(fl(log2 |x|)): |x|'s exponent k, or k + 1 within 64
+    // ulps of the top of the binade, which the fast path declines. For
+    // ROUND with m <= 15 the two give the same q: if k' = k + 1 and k - m
+    // >= emin, |x| = 2^(k+1) - t with t <= 2^(k-17), less than half of
+    // either step (2^(k-m) or twice that, m <= 15), so both round to
+    // 2^(k+1); if k - m < emin, e = emin either way. So this form reads
+    // k from |x|'s bits everywhere, without that decline.
+    //
+    // q = 2^e rint(a / 2^e) with x's sign for a = min(|x|, max): equal
+    // for |x| <= max (the product, the quotient and a's exponent are
+    // |x|'s), and max for |x| > max (rounding is monotone and max on the
+    // grid). a + c, c = 2^(e + 23), lies in [c, 2c) (a < 2^(k+1), m <=
+    // 22), whose spacing is 2^e: (a + c) - c is a rounded to a multiple of
+    // 2^e, ties to even, exactly (step 3 of the exact fast kernel). Four
+    // vector operations fewer than eval's fast path (no binade-top test, no
+    // products by 2^-e and 2^e, one bound instead of two, and the sign put
+    // back): eleven, as the hand-written FP8 loop (AVX-512).
+    const I xb = float_bits(ax);
+    if (any_lane(xb > I(0x7f7fffff)) || (add_min && any_lane(xb < I(26 << 23)))) {
+      ok = false;
+      return x;
+    }
+    const V a = detail::bound_above(V(magic_bound), ax);
+    const I fa = float_bits(a) & I(0x7f800000);
+    const V c = bits_float(imax(I(fa + I(magic_add)), I(magic_min)));
+    const V q = detail::or_sign(V((a + c) - c), x);
+    if constexpr (St == stage::code) return q;
+    else return q * scale;
+  }
 
   template <stage St, bool Decline, class V, class Round>
   LOWBIT_ALWAYS_INLINE V eval(bool& ok, Round round, fq_overflow ov, V X, V scale, V mant, V emin,
@@ -216,8 +268,10 @@ struct float_quant_ref_any_kernel : fq_ref_eval {
  * the fast path only. (On per-element pieces a run-time mode, fq_round_any,
  * was 1.1-1.2x slower.)
  * St: the whole operator, q only, or q (passed as X) to Y (detail::stage).
+ * Magic (M = ROUND only): the batches by fq_ref_eval::eval_magic, for a
+ * piece whose format and overflow rule allow it (fq_ref_eval's `magic`).
  */
-template <rounding_mode M, stage St = stage::fake>
+template <rounding_mode M, stage St = stage::fake, bool Magic = false>
 struct float_quant_ref_kernel : fq_ref_eval {
   static constexpr bool may_decline = true;
   fq_overflow ov = fq_overflow::saturate;  ///< a branch per batch, always predicted
@@ -229,9 +283,13 @@ struct float_quant_ref_kernel : fq_ref_eval {
   /// The scalar loop's kernel, shared by every mode (scalar_kernel_of).
   float_quant_ref_any_kernel<St> scalar_kernel() const noexcept { return {*this, M, ov}; }
   static_assert(M != rounding_mode::stochastic, "the stochastic mode runs on float_quant_ref_any_kernel");
+  static_assert(!Magic || M == rounding_mode::half_even, "the magic form rounds to nearest even");
   template <class V>
   LOWBIT_ALWAYS_INLINE V try_batch(bool& ok, V X, V scale, V mant, V emin, V maxv) const noexcept {
-    return this->template eval<St, true>(ok, fq_round_fixed<M>{}, ov, X, scale, mant, emin, maxv);
+    // Magic: ROUND with saturation to a max on the grid (fq_ref_eval's
+    // `magic`), a loop of its own so that its constants stay in registers.
+    if constexpr (Magic) return (void)mant, (void)emin, (void)maxv, this->template eval_magic<St>(ok, X, scale);
+    else return this->template eval<St, true>(ok, fq_round_fixed<M>{}, ov, X, scale, mant, emin, maxv);
   }
 };
 
@@ -772,6 +830,7 @@ struct float_quant {
     const auto run = [&](const auto& k) {
       using K = std::remove_cvref_t<decltype(k)>;
       constexpr bool direct = std::is_same_v<K, detail::float_quant_ref_kernel<rounding_mode::half_even, detail::stage::fake>> ||
+                              std::is_same_v<K, detail::float_quant_ref_kernel<rounding_mode::half_even, detail::stage::fake, true>> ||
                               std::is_same_v<K, detail::float_quant_exact_fast_kernel<rounding_mode::half_even, detail::stage::fake>>;
       detail::run_splat<direct>(k, x, y, n, ops, simd);
     };
@@ -809,11 +868,28 @@ struct float_quant {
       const std::int32_t m_field = general ? 0 : static_cast<std::int32_t>(std::min(s[mant_k], 255.0f)) << 23;
       const std::int32_t ebmin_field = general ? 0 : static_cast<std::int32_t>(s[emin_k] + 127.0f) << 23;
       const bool add_min = !general && s[emin_k] < -100.0f;
-      const detail::fq_ref_eval ev{div, thr, general, m_field, ebmin_field, add_min};
+      detail::fq_ref_eval ev{div, thr, general, m_field, ebmin_field, add_min};
+      // ROUND's kernel rounds by the magic number when the format is in the
+      // exact fast kernel's range with m <= 15 and saturates to a max on
+      // its grid (fq_ref_eval::eval_magic).
+      constexpr std::size_t max_k = O::index<"max">;
+      std::int32_t fm = 0, feb = 1;
+      float fbound = 1.0f;
+      bool on_grid = false;
+      if (!general && !vary[max_k] && ov == detail::fq_overflow::saturate &&
+          detail::exact_fast_range(s[mant_k], s[emin_k], s[max_k], fm, feb, fbound, on_grid) && on_grid &&
+          fm <= 15) {
+        ev.magic = true;
+        ev.magic_add = (23 - fm) << 23;
+        ev.magic_min = (feb + 23) << 23;
+        ev.magic_bound = s[max_k];
+      }
       // The stochastic mode takes each element's index, which a declining
       // kernel does not: the kernel of every mode (a run-time switch).
       if (general || mode == rounding_mode::stochastic)
         return compact(detail::float_quant_ref_any_kernel<St>{ev, mode, ov, rnd});
+      if (ev.magic && mode == rounding_mode::half_even)
+        return run(detail::float_quant_ref_kernel<rounding_mode::half_even, St, true>{ev, ov});
       return detail::with_rounding_mode(mode, [&](auto mc) {
         if constexpr (decltype(mc)::value != rounding_mode::stochastic)
           run(detail::float_quant_ref_kernel<decltype(mc)::value, St>{ev, ov});

@@ -69,15 +69,20 @@ TEST_CASE("FloatQuant E4M3FN in reference semantics: SIMD equals scalar on all 2
   struct config {
     lowbit::rounding_mode mode;
     float scale;
+    lowbit::minifloat_format format = lowbit::formats::fp8_e4m3fn;
   };
-  // The two paths share the rounding step, so two modes (one to nearest,
-  // one directed) and a scale that is not a power of two suffice.
+  // The SIMD path's directed modes share the rounding step with the scalar
+  // path, so one of them suffices; ROUND has a kernel of its own (the
+  // magic-number form of formats that saturate to a max on their grid), run
+  // on E4M3FN and on E2M1 (m = 1, emin = 0), and with a scale that is not a
+  // power of two.
   const config configs[] = {{lowbit::rounding_mode::half_even, 1.0f},
                             {lowbit::rounding_mode::ceil, 1.0f},
-                            {lowbit::rounding_mode::half_even, 0.3f}};
+                            {lowbit::rounding_mode::half_even, 0.3f},
+                            {lowbit::rounding_mode::half_even, 1.0f, lowbit::formats::fp4_e2m1}};
   for (const config& c : configs) {
-    INFO(lowbit::to_string(c.mode) << " scale " << c.scale);
-    const lowbit::minifloat_quant<semantics::reference> q{.format = lowbit::formats::fp8_e4m3fn, .rounding = c.mode};
+    INFO(lowbit::to_string(c.mode) << " scale " << c.scale << " mantissa bits " << c.format.mantissa_bits);
+    const lowbit::minifloat_quant<semantics::reference> q{.format = c.format, .rounding = c.mode};
     auto with = [&](bool simd) {
       return [&, simd](const std::vector<float>& x, std::vector<float>& y) {
         auto o = q;
