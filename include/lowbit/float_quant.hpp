@@ -478,14 +478,19 @@ struct float_quant_exact_fast_kernel : scale_divider {
     using I = int_lanes_t<V>;
     if constexpr (St == stage::dequant) return X * scale;
     const V x = this->divide(X, scale);
-    const V a = detail::bound_above(V(bound), detail::abs(x));
-    // a's exponent field, in place (its sign bit is clear): the exponents
-    // below are formed as fields (<< 23) with no shift in the loop.
-    const I fa = float_bits(a) & I(0x7f800000);
-    // The modes symmetric in the sign round a and take x's sign at the end.
+    // The modes symmetric in the sign round a = min(|x|, bound) and take x's
+    // sign at the end; the others (CEIL, FLOOR, ODD, DPU and the scalar
+    // loop's run-time mode) round x bounded to [-bound, bound], which is a
+    // with x's sign (-0 stays -0, a NaN keeps its bits) in one operation
+    // fewer than or_sign(a, x).
     constexpr bool symmetric = M == rounding_mode::half_even || M == rounding_mode::down ||
                                M == rounding_mode::up || M == rounding_mode::half_up ||
                                M == rounding_mode::half_down || M == rounding_mode::stochastic;
+    const V a = symmetric ? detail::bound_above(V(bound), detail::abs(x))
+                          : detail::bound_above(V(bound), detail::bound_below(V(-bound), x));
+    // a's exponent field, in place (its sign bit cleared by the mask): the
+    // exponents below are formed as fields (<< 23) with no shift in the loop.
+    const I fa = float_bits(a) & I(0x7f800000);
     // The magic-number modes: ROUND everywhere; with additions rounded in
     // a direction of their own (AVX-512 batches), every deterministic mode.
     constexpr bool directed = has_directed_add<V> && M != rounding_mode::stochastic &&
@@ -502,12 +507,11 @@ struct float_quant_exact_fast_kernel : scale_divider {
     };
     V q;
     if constexpr (magic && !symmetric) {
-      // CEIL, FLOOR: x's sign on a and on c, the sum rounded up or down,
+      // CEIL, FLOOR: x's sign on c (a has it), the sum rounded up or down,
       // and the difference exact (it is -0 only through x's sign again).
       const V c = or_sign(magic_c(), x);
-      const V xa = or_sign(a, x);
       constexpr direction d = M == rounding_mode::ceil ? direction::up : direction::down;
-      q = or_sign(V(add_directed<d>(xa, c) - c), x);
+      q = or_sign(V(add_directed<d>(a, c) - c), x);
     } else if constexpr (symmetric) {
       V qa;
       if constexpr (M == rounding_mode::half_even) {
@@ -570,9 +574,10 @@ struct float_quant_exact_fast_kernel : scale_divider {
         q = detail::select(qa > maxv, V(std::numeric_limits<float>::quiet_NaN()), detail::copysign(qa, x));
       }
     } else {
-      // CEIL, FLOOR and the run-time mode of the scalar loop: x's sign first.
+      // CEIL, FLOOR and the run-time mode of the scalar loop: with x's sign
+      // (a has it).
       const I eb = imax(I(fa - I(m_int << 23)), I(ebmin << 23));  // 2^u's field
-      const V t = detail::copysign(a, x) * bits_float(I(I(254 << 23) - eb));
+      const V t = a * bits_float(I(I(254 << 23) - eb));
       q = detail::round_step<semantics::exact, M>(t, mode, thr) * bits_float(eb);
     }
     if constexpr (!symmetric) {
