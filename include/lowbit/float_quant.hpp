@@ -75,27 +75,27 @@ struct fq_ref_eval : scale_divider {
   /// batch with a lane below 2^-101 (zeros too), the run-time-mode kernel
   /// reads fl(|x| + FLT_MIN)'s bits.
   bool add_min = false;
-  /// Saturation to a max on the format's grid, for a format in the exact
-  /// fast kernel's range (exact_fast_range) with m <= 15: ROUND's kernel
-  /// rounds a = min(|x|, max) with the magic number c = 2^(u + 23), as
+  /// For ROUND with saturation to a max on the format's grid and a format
+  /// in the exact fast kernel's range (exact_fast_range) with m <= 15, set
+  /// for the kernel float_quant_ref_kernel<half_even, St, true>: it rounds a
+  /// = min(|x|, max) with the magic number c = 2^(u + 23), as
   /// float_quant_exact_fast_kernel does (eval_magic). `magic_add` and
   /// `magic_min` are (23 - m) << 23 and (emin + 150) << 23, `magic_bound`
   /// is max.
-  bool magic = false;
   std::int32_t magic_add = 0, magic_min = 0;
   float magic_bound = 0.0f;
 
-  /// The batch of float_quant_ref_kernel's magic form (`magic`): x / scale
-  /// and the rest as eval's fast path, or declined (`ok` false) where eval
-  /// would take its general path.
+  /// The batch of float_quant_ref_kernel's magic form: x / scale and the
+  /// rest as eval's fast path, or declined (`ok` false) where eval would
+  /// take its general path.
   template <stage St, class V>
   LOWBIT_ALWAYS_INLINE V eval_magic(bool& ok, V X, V scale) const noexcept {
     using I = int_lanes_t<V>;
     if constexpr (St == stage::dequant) return X * scale;
     const V x = this->divide(X, scale);
     const V ax = detail::abs(x);
-    // ROUND with saturation to a max on the grid, m <= 15 (`magic`; the
-    // kernel float_quant_ref_kernel<half_even, St, true>). Where eval's fast
+    // ROUND with saturation to a max on the grid, m <= 15 (the kernel
+    // float_quant_ref_kernel<half_even, St, true>). Where eval's fast
     // path is taken (x finite, and with add_min not below 2^-101), it
     // computes q = clamp(2^e rint(x / 2^e), +-max), e = max(k' - m, emin),
     // with k' = floor(fl(log2 |x|)): |x|'s exponent k, or k + 1 within 64
@@ -269,7 +269,7 @@ struct float_quant_ref_any_kernel : fq_ref_eval {
  * was 1.1-1.2x slower.)
  * St: the whole operator, q only, or q (passed as X) to Y (detail::stage).
  * Magic (M = ROUND only): the batches by fq_ref_eval::eval_magic, for a
- * piece whose format and overflow rule allow it (fq_ref_eval's `magic`).
+ * piece whose format and overflow rule allow it (run_kernel).
  */
 template <rounding_mode M, stage St = stage::fake, bool Magic = false>
 struct float_quant_ref_kernel : fq_ref_eval {
@@ -286,8 +286,8 @@ struct float_quant_ref_kernel : fq_ref_eval {
   static_assert(!Magic || M == rounding_mode::half_even, "the magic form rounds to nearest even");
   template <class V>
   LOWBIT_ALWAYS_INLINE V try_batch(bool& ok, V X, V scale, V mant, V emin, V maxv) const noexcept {
-    // Magic: ROUND with saturation to a max on the grid (fq_ref_eval's
-    // `magic`), a loop of its own so that its constants stay in registers.
+    // Magic: ROUND with saturation to a max on the grid (eval_magic), a
+    // loop of its own so that its constants stay in registers.
     if constexpr (Magic) return (void)mant, (void)emin, (void)maxv, this->template eval_magic<St>(ok, X, scale);
     else return this->template eval<St, true>(ok, fq_round_fixed<M>{}, ov, X, scale, mant, emin, maxv);
   }
@@ -869,32 +869,32 @@ struct float_quant {
     // 254, is below every ebmin either way, and 255 << 23 fits an int32).
     const bool general = !simd || vary[mant_k] || vary[emin_k] || !(s[mant_k] >= 1.0f) ||
                          !(s[emin_k] >= -126.0f && s[emin_k] <= 126.0f);
+    // The exact fast kernel's constants (exact_fast_range), which the
+    // reference semantics use for ROUND's magic-number kernel.
+    constexpr std::size_t max_k = O::index<"max">;
+    std::int32_t fm = 0, feb = 1;
+    float fbound = 1.0f;
+    bool on_grid = false;
     if constexpr (!exact) {
       const std::int32_t m_field = general ? 0 : static_cast<std::int32_t>(std::min(s[mant_k], 255.0f)) << 23;
       const std::int32_t ebmin_field = general ? 0 : static_cast<std::int32_t>(s[emin_k] + 127.0f) << 23;
       const bool add_min = !general && s[emin_k] < -100.0f;
       detail::fq_ref_eval ev{div, thr, general, m_field, ebmin_field, add_min};
-      // ROUND's kernel rounds by the magic number when the format is in the
-      // exact fast kernel's range with m <= 15 and saturates to a max on
-      // its grid (fq_ref_eval::eval_magic).
-      constexpr std::size_t max_k = O::index<"max">;
-      std::int32_t fm = 0, feb = 1;
-      float fbound = 1.0f;
-      bool on_grid = false;
-      if (!general && !vary[max_k] && ov == detail::fq_overflow::saturate &&
-          detail::exact_fast_range(s[mant_k], s[emin_k], s[max_k], fm, feb, fbound, on_grid) && on_grid &&
-          fm <= 15) {
-        ev.magic = true;
-        ev.magic_add = (23 - fm) << 23;
-        ev.magic_min = (feb + 23) << 23;
-        ev.magic_bound = s[max_k];
-      }
       // The stochastic mode takes each element's index, which a declining
       // kernel does not: the kernel of every mode (a run-time switch).
       if (general || mode == rounding_mode::stochastic)
         return compact(detail::float_quant_ref_any_kernel<St>{ev, mode, ov, rnd});
-      if (ev.magic && mode == rounding_mode::half_even)
+      // ROUND rounds by the magic number when the format is in the exact
+      // fast kernel's range with m <= 15 and saturates to a max on its grid
+      // (fq_ref_eval::eval_magic).
+      if (mode == rounding_mode::half_even && !vary[max_k] && ov == detail::fq_overflow::saturate &&
+          detail::exact_fast_range(s[mant_k], s[emin_k], s[max_k], fm, feb, fbound, on_grid) && on_grid &&
+          fm <= 15) {
+        ev.magic_add = (23 - fm) << 23;
+        ev.magic_min = (feb + 23) << 23;
+        ev.magic_bound = s[max_k];
         return run(detail::float_quant_ref_kernel<rounding_mode::half_even, St, true>{ev, ov});
+      }
       return detail::with_rounding_mode(mode, [&](auto mc) {
         if constexpr (decltype(mc)::value != rounding_mode::stochastic)
           run(detail::float_quant_ref_kernel<decltype(mc)::value, St>{ev, ov});
@@ -903,10 +903,6 @@ struct float_quant {
       // The fast kernel: a constant format in its range (and the SIMD
       // path, as above); every other piece on the general kernel, one for
       // every mode.
-      constexpr std::size_t max_k = O::index<"max">;
-      std::int32_t fm = 0, feb = 1;
-      float fbound = 1.0f;
-      bool on_grid = false;
       if (simd && !vary[mant_k] && !vary[emin_k] && !vary[max_k] &&
           detail::exact_fast_range(s[mant_k], s[emin_k], s[max_k], fm, feb, fbound, on_grid)) {
         // Saturation to a max on the grid: max is the input's bound (step 1').
