@@ -54,7 +54,19 @@ void simd_equals_scalar(const Op& op, std::size_t n, const Call& call) {
 
 TEST_CASE("round_stochastic: away from zero exactly when the fraction reaches the threshold", "[stochastic]") {
   const float inf = std::numeric_limits<float>::infinity();
-  auto rs = [](float y, float u) { return ld::round_stochastic(y, u); };
+  // Each case on a scalar and, for a threshold the operators can draw (a
+  // multiple of 2^-23 in (0, 1]), on a batch of the native width (every
+  // lane): with AVX-512 the batch form is trunc(y + copysign(1 - u, y))
+  // with the addition rounded toward zero, which must give the scalar's bits.
+  auto rs = [](float y, float u) {
+    using B = xsimd::batch<float>;
+    const float s = ld::round_stochastic(y, u);
+    if (u * 0x1p23f == std::floor(u * 0x1p23f)) {
+      const B b = ld::round_stochastic(B(y), B(u));
+      for (std::size_t l = 0; l < B::size; ++l) CHECK(bits(b.get(l)) == bits(s));
+    }
+    return s;
+  };
   // f = 0.25: threshold 0.25 rounds away, the next float above does not.
   CHECK(rs(2.25f, 0.25f) == 3.0f);
   CHECK(rs(2.25f, std::nextafter(0.25f, 1.0f)) == 2.0f);
@@ -65,17 +77,38 @@ TEST_CASE("round_stochastic: away from zero exactly when the fraction reaches th
   CHECK(rs(0x1p-20f, 0x1p-20f + 0x1p-40f) == 0.0f);
   CHECK(rs(8388607.5f, 0.5f) == 8388608.0f);
   CHECK(rs(8388607.5f, 0.5000001f) == 8388607.0f);
+  // One float below the threshold stays, where y + 1 - u is not a float
+  // (the batch form's sum rounded to nearest or up would reach 1).
+  for (float u : {0x1p-21f, 0x1p-16f, 0.375f, 0x1.fffffcp-2f}) {
+    CAPTURE(u);
+    CHECK(rs(std::nextafter(u, 0.0f), u) == 0.0f);
+    CHECK(bits(rs(-std::nextafter(u, 0.0f), u)) == bits(-0.0f));
+    CHECK(rs(u, u) == 1.0f);
+    CHECK(rs(-u, u) == -1.0f);
+    CHECK(rs(std::nextafter(3.0f + u, 0.0f), u) == 3.0f);
+    CHECK(rs(-(3.0f + u), u) == -4.0f);
+  }
   // The largest threshold, 1, never rounds away; integral values stay.
   CHECK(rs(0.99999994f, 1.0f) == 0.0f);
   CHECK(rs(5.0f, 0x1p-23f) == 5.0f);
+  CHECK(rs(5.0f, 1.0f) == 5.0f);
   CHECK(rs(16777216.0f, 0x1p-23f) == 16777216.0f);
+  CHECK(rs(0x1.fffffep+127f, 0x1p-23f) == 0x1.fffffep+127f);
+  // Subnormal y: below every threshold (2^-23 at the least).
+  CHECK(bits(rs(0x1p-149f, 0x1p-23f)) == bits(0.0f));
+  CHECK(bits(rs(-0x1p-130f, 0x1p-23f)) == bits(-0.0f));
   // Signs of zeros kept; infinities stay, NaN stays NaN.
   CHECK(bits(rs(-0.0f, 0.5f)) == bits(-0.0f));
+  CHECK(bits(rs(-0.0f, 1.0f)) == bits(-0.0f));
+  CHECK(bits(rs(0.0f, 1.0f)) == bits(0.0f));
   CHECK(bits(rs(-0.3f, 0.5f)) == bits(-0.0f));
   CHECK(bits(rs(0.3f, 0.5f)) == bits(0.0f));
   CHECK(rs(inf, 0.5f) == inf);
   CHECK(rs(-inf, 0.5f) == -inf);
-  CHECK(std::isnan(rs(std::numeric_limits<float>::quiet_NaN(), 0.5f)));
+  CHECK(std::isnan(ld::round_stochastic(std::numeric_limits<float>::quiet_NaN(), 0.5f)));
+  CHECK(std::isnan(ld::round_stochastic(xsimd::batch<float>(std::numeric_limits<float>::quiet_NaN()),
+                                        xsimd::batch<float>(0.5f))
+                       .get(0)));
   // double lanes.
   CHECK(ld::round_stochastic(-7.75, 0.75) == -8.0);
   CHECK(ld::round_stochastic(-7.75, 0.75 + 0x1p-32) == -7.0);
@@ -203,6 +236,42 @@ TEST_CASE("stochastic rounding: the same bits with SIMD and scalar across the ke
       simd_equals_scalar<float>(
           lowbit::float_quant<semantics::exact>{.rounding = sr, .seed = 32, .random_bits = r, .index_offset = offset},
           x.size(), [&](const auto& op, std::vector<float>& y) { op(x, 0.05f, 4.0f, 3.0f, 7.0f, 448.0f, y); });
+    }
+  }
+}
+
+TEST_CASE("stochastic rounding: the same bits with SIMD and scalar in the row loop's whole groups", "[stochastic]") {
+  // Batches at aligned flat indices take their thresholds a group of the
+  // draw mapping at a time (stochastic_source::for_batches; with AVX-512
+  // the next group's Philox rounds run between the current group's
+  // batches): groups of 256, 128 and 64 (r = 4 and 8, 12 and 16, 17 and
+  // 23), runs that start and end inside a group, rows shorter than a group
+  // (a group serves several rows), rows of several groups, and indices that
+  // wrap at 2^64 (the group after the last is group 0).
+  const std::vector<float> x = lowbit_test::mixed_values<float>(4096 + 64, 17);
+  const std::uint64_t top = ~std::uint64_t(0) - 1023;  // 2^64 - 1024: a multiple of 256
+  for (int r : {4, 8, 12, 16, 17, 23}) {
+    for (std::uint64_t offset : {std::uint64_t(0), std::uint64_t(16), std::uint64_t(48), std::uint64_t(208), top,
+                                 top + 1024 - 80}) {
+      for (std::size_t cols : {std::size_t(16), std::size_t(48), std::size_t(256), std::size_t(272), std::size_t(4096)}) {
+        const std::size_t rows = cols == 4096 ? 1 : 4096 / cols, n = rows * cols;
+        CAPTURE(r, offset, cols);
+        const strided_view<const float> xv(x.data() + 3, {rows, cols});
+        std::vector<float> sc(rows);
+        for (std::size_t i = 0; i < rows; ++i) sc[i] = 0.05f * (1.0f + 0.125f * static_cast<float>(i % 5));
+        const strided_view<const float> sv(sc.data(), {rows, 1});
+        const auto view = [&](std::vector<float>& y) { return strided_view<float>(y.data(), {rows, cols}); };
+        simd_equals_scalar<float>(lowbit::int_quant<>{.rounding = sr, .seed = 77, .random_bits = r, .index_offset = offset},
+                                  n, [&](const auto& op, std::vector<float>& y) { op(xv, sv, 0.0f, 8.0f, view(y)); });
+        simd_equals_scalar<float>(
+            lowbit::trunc<semantics::exact>{.rounding = sr, .seed = 78, .random_bits = r, .index_offset = offset}, n,
+            [&](const auto& op, std::vector<float>& y) { op(xv, 0.25f, 0.0f, 8.0f, 1.0f, 4.0f, view(y)); });
+        simd_equals_scalar<float>(
+            lowbit::float_quant<semantics::exact>{.rounding = sr, .seed = 79, .random_bits = r, .index_offset = offset},
+            n, [&](const auto& op, std::vector<float>& y) { op(xv, sv, 4.0f, 3.0f, 7.0f, 448.0f, view(y)); });
+        simd_equals_scalar<float>(lowbit::float_quant<>{.rounding = sr, .seed = 80, .random_bits = r, .index_offset = offset},
+                                  n, [&](const auto& op, std::vector<float>& y) { op(xv, 0.05f, 5.0f, 2.0f, 15.0f, 57344.0f, view(y)); });
+      }
     }
   }
 }

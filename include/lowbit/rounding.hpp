@@ -162,13 +162,30 @@ void check_random_bits(int bits, rounding_mode m, const char* op) {
 /// within a factor two for |y| >= 1; f = |y| below), and so is the compare:
 /// no rounding error anywhere. The sign of y is kept (zeros included);
 /// +-inf stay (f is NaN, the compare false), a NaN stays a NaN.
+///
+/// With AVX-512 (has_directed_add) the same bits in three operations:
+/// trunc(y + copysign(1 - u, y)) with the addition rounded toward zero,
+/// for u a threshold the mapping draws, (d + 1) 2^-r with r <= 23 (every
+/// caller's). 1 - u = (2^r - 1 - d) 2^-r is then exact, and so is the
+/// magnitude's floor: the exact sum |y| + 1 - u has the integral part
+/// trunc(|y|) + [f >= u] (f + 1 - u is in [0, 2), at least 1 iff f >= u),
+/// and a sum rounded toward zero lands in [floor of the sum, the sum]
+/// (that floor is representable below 2^24; from 2^23 |y| is integral and
+/// the rounded sum lies in [|y|, |y| + 1)), so its trunc is that integral
+/// part. Zeros keep their sign (u = 1 adds a zero of y's sign; otherwise
+/// trunc of a value of y's sign), +-inf and NaN pass.
 template <class V>
 LOWBIT_ALWAYS_INLINE V round_stochastic(V y, V u) noexcept {
   using T = lane_t<V>;
-  const V a = detail::abs(y);
-  const V t = detail::trunc(a);
-  const V r = detail::select(V(a - t) >= u, V(t + V(T(1))), t);
-  return detail::copysign(r, y);
+  if constexpr (has_directed_add<V>) {
+    const V c = detail::or_sign(V(V(T(1)) - u), y);
+    return detail::trunc(add_directed<direction::toward_zero>(y, c));
+  } else {
+    const V a = detail::abs(y);
+    const V t = detail::trunc(a);
+    const V r = detail::select(V(a - t) >= u, V(t + V(T(1))), t);
+    return detail::copysign(r, y);
+  }
 }
 
 /// numpy's f(|y|) of reference UP and HALF_DOWN: ceil(|y|), and
