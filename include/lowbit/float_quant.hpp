@@ -315,6 +315,8 @@ struct float_quant_exact_kernel : scale_divider {
   /// The seed and random bits of the stochastic mode (detail/stochastic.hpp).
   stochastic_source rnd{};
   static constexpr bool index_aware = needs_index<M>;
+  /// The mode is stochastic: the row loop draws whole groups (stochastic_kernel).
+  static constexpr bool stochastic = M == rounding_mode::stochastic;
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V X, V scale, V mant, V emin, V maxv) const noexcept {
     return eval(V(0.0f), X, scale, mant, emin, maxv);
@@ -458,6 +460,8 @@ struct float_quant_exact_fast_kernel : scale_divider {
   /// |q| <= max holds without the overflow step (step 1').
   bool clamped = false;
   static constexpr bool index_aware = needs_index<M>;
+  /// The mode is stochastic: the row loop draws whole groups (stochastic_kernel).
+  static constexpr bool stochastic = M == rounding_mode::stochastic;
 
   /// The scalar loop's kernel, shared by every mode.
   float_quant_exact_fast_kernel<run_time_mode, St> scalar_kernel() const noexcept {

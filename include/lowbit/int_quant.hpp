@@ -49,6 +49,8 @@ struct int_quant_kernel : scale_divider {
   /// The stochastic mode (and the run-time mode, which may be it) takes
   /// each element's flat output index.
   static constexpr bool index_aware = needs_index<M>;
+  /// The mode is stochastic: the row loop draws whole groups (stochastic_kernel).
+  static constexpr bool stochastic = M == rounding_mode::stochastic;
   /// The scalar loop's kernel, shared by every mode (scalar_kernel_of).
   int_quant_kernel<S, run_time_mode, St> scalar_kernel() const noexcept { return {*this, mode, rnd}; }
   template <class V>

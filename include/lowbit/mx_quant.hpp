@@ -319,6 +319,8 @@ struct mx_kernel {
   /// The seed and random bits of the stochastic mode (detail/stochastic.hpp).
   stochastic_source rnd{};
   static constexpr bool index_aware = needs_index<M>;
+  /// The mode is stochastic: the row loop draws whole groups (stochastic_kernel).
+  static constexpr bool stochastic = M == rounding_mode::stochastic;
 
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V X, V v) const noexcept {

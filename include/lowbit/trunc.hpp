@@ -299,6 +299,8 @@ struct trunc_kernel : scale_divider {
   /// each element's flat output index; a declining (Inline) kernel never
   /// runs it (state::run).
   static constexpr bool index_aware = needs_index<M> && !Inline;
+  /// The mode is stochastic: the row loop draws whole groups (stochastic_kernel).
+  static constexpr bool stochastic = M == rounding_mode::stochastic && !Inline;
   /// The scalar loop's kernel, shared by every mode (scalar_kernel_of).
   trunc_kernel<S, run_time_mode, St, Inline> scalar_kernel() const noexcept {
     return {*this, t_div, t_inverse, mode, rnd};
@@ -321,7 +323,13 @@ struct trunc_kernel : scale_divider {
   LOWBIT_ALWAYS_INLINE V operator()(element_index idx, V x, V scale, V zp, V t, V out_scale, V lo,
                                     V hi) const noexcept {
     static_assert(!Inline);
-    return apply(x, scale, zp, t, t_inverse, out_scale, lo, hi, rnd.template threshold<M, V>(mode, idx));
+    return eval(rnd.template threshold<M, V>(mode, idx), x, scale, zp, t, out_scale, lo, hi);
+  }
+  /// `u`: the stochastic mode's thresholds (unused by the other modes).
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V eval(V u, V x, V scale, V zp, V t, V out_scale, V lo, V hi) const noexcept {
+    static_assert(!Inline);
+    return apply(x, scale, zp, t, t_inverse, out_scale, lo, hi, u);
   }
   /// Inline, a batch: t's exact inverse from the fast path, or declined.
   template <class V>
@@ -359,6 +367,8 @@ struct trunc_v1_kernel {
   /// The seed and random bits of the stochastic mode (detail/stochastic.hpp).
   stochastic_source rnd{};
   static constexpr bool index_aware = needs_index<M>;
+  /// The mode is stochastic: the row loop draws whole groups (stochastic_kernel).
+  static constexpr bool stochastic = M == rounding_mode::stochastic;
   /// The scalar loop's kernel, shared by every mode (scalar_kernel_of).
   trunc_v1_kernel<S, run_time_mode, St> scalar_kernel() const noexcept { return {mode, rnd}; }
   template <class V>

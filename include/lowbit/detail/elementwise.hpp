@@ -634,6 +634,28 @@ struct batch_leaves {
 };
 
 /**
+ * A kernel of the stochastic mode (rounding_mode::stochastic fixed at
+ * compile time) declares `static constexpr bool stochastic = true`. Beside
+ * its index-aware operator it has `eval(u, x, params...)`, one batch given
+ * its lanes' thresholds `u`, and a member `rnd` (detail::stochastic_source)
+ * whose `for_batches<B>(buffer, first, n, f)` calls f(j, u) for the batches
+ * of a run of consecutive, aligned flat indices, drawing whole groups of
+ * thresholds itself: the row loop then asks nothing per batch.
+ */
+template <class K>
+concept stochastic_kernel = index_aware_kernel<K> && requires { requires K::stochastic; };
+
+/// The group buffer of a stochastic kernel's row loop (char: none).
+template <class K, bool = stochastic_kernel<K>>
+struct stochastic_buffer_of {
+  using type = char;
+};
+template <class K>
+struct stochastic_buffer_of<K, true> {
+  using type = typename decltype(K::rnd)::group_buffer;
+};
+
+/**
  * The row loop of kernel K (a leaf: the only code compiled per kernel,
  * beside the loaded loop), for a piece whose parameters are constant along
  * each row (a constant piece, one row of splats, or row mode): the batches
@@ -662,9 +684,23 @@ LOWBIT_ALWAYS_INLINE bool row_batches_impl(const piece<T, NP>& pc, const K& kern
   std::size_t r = rr, c = cc;
   std::array<const T*, NP> rp{(rows_mode ? pc.p[I] + static_cast<std::ptrdiff_t>(r) * rstep[I] : &pc.s[I])...};
   std::array<B, NP> rb{B(*rp[I])...};
+  constexpr bool grouped = stochastic_kernel<K> && std::is_same_v<T, float>;
+  [[maybe_unused]] typename stochastic_buffer_of<K, grouped>::type gb;
   for (;;) {
     const T* xr = x + r * cols;
     T* yr = y + r * cols;
+    if constexpr (grouped) {
+      // Whole groups when the batches' flat indices are aligned (always
+      // for a piece starting at a multiple of L with rows of a multiple of
+      // L); else the kernel's own lookup, batch by batch.
+      const std::uint64_t i = ix.first + r * cols + c;
+      if (c < body && ix.step == 1 && (k.rnd.offset + i) % L == 0) {
+        k.rnd.template for_batches<B>(gb, i, body - c, [&](std::size_t j, const B& u) LOWBIT_ALWAYS_INLINE_LAMBDA {
+          detail::store(yr + c + j, k.eval(u, load<B>(xr + c + j), rb[I]...));
+        });
+        c = body;
+      }
+    }
     for (; c < body; c += L) {
       bool ok = true;
       const B res = call_batch(k, ok, index_at(ix, r * cols + c), load<B>(xr + c), rb[I]...);

@@ -67,6 +67,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "../config.hpp"
 #include "simd.hpp"
@@ -542,6 +543,45 @@ LOWBIT_ALWAYS_INLINE void philox_group_words(std::uint32_t k0, std::uint32_t k1,
   }
 }
 
+/// The thresholds of the G = stochastic_group_size(r) elements of one
+/// group from its four Philox words (philox_group_words' layout), in
+/// element order into out[0 .. G). float lanes, 1 <= r <= 23.
+template <class A>
+LOWBIT_ALWAYS_INLINE void stochastic_emit_group(
+    const xsimd::batch<std::uint32_t, A> (&wd)[4][16 / xsimd::batch<std::uint32_t, A>::size], int r,
+    float* out) noexcept {
+  using V = xsimd::batch<float, A>;
+  using U = xsimd::batch<std::uint32_t, A>;
+  constexpr std::size_t n = U::size;
+  constexpr std::size_t columns = 16 / n;
+  const int w = stochastic_field_bits(r);
+  const int draws = 4 * (32 / w);  // D
+  const U mask(r >= 32 ? 0xFFFFFFFFu : (std::uint32_t(1) << r) - 1u);
+  const V unit(stochastic_unit<float>(r));
+  // Element 16 u + col n + j of a group takes word u mod 4, field u / 4.
+  for (int u = 0; u < draws; ++u) {
+    const int shift = w * (u >> 2) + w - r;
+    for (std::size_t col = 0; col < columns; ++col) {
+      float* const at = out + static_cast<std::size_t>(u) * 16 + col * n;
+#if XSIMD_WITH_AVX512F
+      if constexpr (std::is_base_of_v<xsimd::avx512f, A> && n == 16) {
+        // The maskz forms (all lanes): GCC 12 builds the plain shift and
+        // conversion on _mm512_undefined_*(), which -Wuninitialized
+        // flags once inlined (GCC bug 105593; see mulhilo32). d * 2^-r +
+        // 2^-r is exact, so the fused form rounds nothing.
+        const __mmask16 all = 0xFFFF;
+        const __m512i d = _mm512_and_si512(_mm512_maskz_srl_epi32(all, wd[u & 3][col], _mm_cvtsi32_si128(shift)), mask);
+        _mm512_storeu_ps(at, _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(all, d), unit, unit));
+        continue;
+      }
+#endif
+      const U d1 = ((wd[u & 3][col] >> shift) & mask) + U(1u);
+      const V t = xsimd::batch_cast<float>(bit_cast_batch<std::int32_t>(d1)) * unit;
+      t.store_unaligned(at);
+    }
+  }
+}
+
 /// The thresholds of the G = stochastic_group_size(r) elements of each of
 /// the `groups` groups g, g + 1, ... (flat indices g G .. (g + groups) G -
 /// 1), in element order: out[i] is element g G + i's, for i < groups G (out
@@ -553,54 +593,105 @@ LOWBIT_ALWAYS_INLINE void philox_group_words(std::uint32_t k0, std::uint32_t k1,
 template <class A>
 LOWBIT_ALWAYS_INLINE void stochastic_thresholds_group(std::uint64_t seed, int r, std::uint64_t g, float* out,
                                                       int groups = 1) noexcept {
-  using V = xsimd::batch<float, A>;
   using U = xsimd::batch<std::uint32_t, A>;
   constexpr std::size_t n = U::size;
   static_assert(16 % n == 0, "the lane count must divide 16");
   constexpr std::size_t columns = 16 / n;
-  const int w = stochastic_field_bits(r);
-  const int draws = 4 * (32 / w);  // D
   const std::size_t G = stochastic_group_size(r);
-  const U mask(r >= 32 ? 0xFFFFFFFFu : (std::uint32_t(1) << r) - 1u);
-  const V unit(stochastic_unit<float>(r));
   const std::uint32_t k0 = static_cast<std::uint32_t>(seed), k1 = static_cast<std::uint32_t>(seed >> 32);
-  // Element 16 u + col n + j of a group takes word u mod 4, field u / 4.
-  auto emit = [&](const U (&wd)[4][columns], float* o) {
-    for (int u = 0; u < draws; ++u) {
-      const int shift = w * (u >> 2) + w - r;
-      for (std::size_t col = 0; col < columns; ++col) {
-        float* const at = o + static_cast<std::size_t>(u) * 16 + col * n;
-#if XSIMD_WITH_AVX512F
-        if constexpr (std::is_base_of_v<xsimd::avx512f, A> && n == 16) {
-          // The maskz forms (all lanes): GCC 12 builds the plain shift and
-          // conversion on _mm512_undefined_*(), which -Wuninitialized
-          // flags once inlined (GCC bug 105593; see mulhilo32). d * 2^-r +
-          // 2^-r is exact, so the fused form rounds nothing.
-          const __mmask16 all = 0xFFFF;
-          const __m512i d = _mm512_and_si512(_mm512_maskz_srl_epi32(all, wd[u & 3][col], _mm_cvtsi32_si128(shift)), mask);
-          _mm512_storeu_ps(at, _mm512_fmadd_ps(_mm512_maskz_cvtepi32_ps(all, d), unit, unit));
-          continue;
-        }
-#endif
-        const U d1 = ((wd[u & 3][col] >> shift) & mask) + U(1u);
-        const V t = xsimd::batch_cast<float>(bit_cast_batch<std::int32_t>(d1)) * unit;
-        t.store_unaligned(at);
-      }
-    }
-  };
   int q = 0;
   for (; q + 2 <= groups; q += 2) {
     U wd[2][4][columns];
     philox_group_words<A, 2>(k0, k1, g + static_cast<std::uint64_t>(q), wd);
-    emit(wd[0], out + static_cast<std::size_t>(q) * G);
-    emit(wd[1], out + static_cast<std::size_t>(q + 1) * G);
+    stochastic_emit_group<A>(wd[0], r, out + static_cast<std::size_t>(q) * G);
+    stochastic_emit_group<A>(wd[1], r, out + static_cast<std::size_t>(q + 1) * G);
   }
   if (q < groups) {
     U wd[1][4][columns];
     philox_group_words<A, 1>(k0, k1, g + static_cast<std::uint64_t>(q), wd);
-    emit(wd[0], out + static_cast<std::size_t>(q) * G);
+    stochastic_emit_group<A>(wd[0], r, out + static_cast<std::size_t>(q) * G);
   }
 }
+
+/// True when philox_group_stepper<A> exists: AVX-512 with 16 float lanes.
+template <class A>
+inline constexpr bool has_philox_group_stepper =
+#if XSIMD_WITH_AVX512F
+    std::is_base_of_v<xsimd::avx512f, A> && xsimd::batch<std::uint32_t, A>::size == 16;
+#else
+    false;
+#endif
+
+#if XSIMD_WITH_AVX512F
+/**
+ * Philox4x32-10 of one group's 16 counters (philox_group_words' two
+ * registers of 64-bit lanes), run a few rounds at a time: a stochastic row
+ * loop runs the next group's rounds between the batches of the current one
+ * (stochastic_source::for_batches), so that the multiplications interleave
+ * with the batches' own operations (a whole group's Philox, ~130
+ * operations on a chain of ten rounds, is too long for the CPU's scheduler
+ * to overlap with the batches around it). The same words as
+ * philox_group_words<A, 1> (tests/test_philox.cpp).
+ */
+struct philox_group_stepper {
+  /// The round keys, broadcast: k[round][0 or 1] (set_keys).
+  struct keys {
+    __m512i k[10][2];
+  };
+  static LOWBIT_ALWAYS_INLINE void set_keys(keys& ks, std::uint64_t seed) noexcept {
+    std::uint32_t k0 = static_cast<std::uint32_t>(seed), k1 = static_cast<std::uint32_t>(seed >> 32);
+    for (int round = 0; round < 10; ++round) {
+      ks.k[round][0] = _mm512_set1_epi32(static_cast<int>(k0));
+      ks.k[round][1] = _mm512_set1_epi32(static_cast<int>(k1));
+      k0 += philox_w0;
+      k1 += philox_w1;
+    }
+  }
+
+  __m512i c[2][4];
+
+  /// The counters of group g; no round run yet.
+  LOWBIT_ALWAYS_INLINE void start(std::uint64_t g) noexcept {
+    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    for (int q = 0; q < 2; ++q) {
+      c[q][0] = _mm512_add_epi64(lane, _mm512_set1_epi64(q * 8));
+      c[q][1] = _mm512_set1_epi64(static_cast<std::uint32_t>(g));
+      c[q][2] = _mm512_set1_epi64(static_cast<std::uint32_t>(g >> 32));
+      c[q][3] = _mm512_setzero_si512();
+    }
+  }
+  /// Rounds From .. To - 1.
+  template <int From, int To>
+  LOWBIT_ALWAYS_INLINE void rounds(const keys& ks) noexcept {
+    const __mmask8 all = 0xFF;
+    const __m512i m0 = _mm512_set1_epi64(philox_m0), m1 = _mm512_set1_epi64(philox_m1);
+    for (int round = From; round < To; ++round)
+      for (int q = 0; q < 2; ++q) {
+        const __m512i p0 = _mm512_maskz_mul_epu32(all, c[q][0], m0);
+        const __m512i p1 = _mm512_maskz_mul_epu32(all, c[q][2], m1);
+        c[q][0] = _mm512_ternarylogic_epi64(_mm512_maskz_srli_epi64(all, p1, 32), c[q][1], ks.k[round][0], 0x96);
+        c[q][1] = p1;
+        c[q][2] = _mm512_ternarylogic_epi64(_mm512_maskz_srli_epi64(all, p0, 32), c[q][3], ks.k[round][1], 0x96);
+        c[q][3] = p0;
+      }
+  }
+  /// The four words in counter order (after the ten rounds).
+  template <class A>
+  LOWBIT_ALWAYS_INLINE void words(xsimd::batch<std::uint32_t, A> (&wd)[4][1]) const noexcept {
+    const __m512i low_words = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    for (int k = 0; k < 4; ++k)
+      wd[k][0] = xsimd::batch<std::uint32_t, A>(_mm512_permutex2var_epi32(c[0][k], low_words, c[1][k]));
+  }
+  /// NB calls batch(b), b = 0 .. NB - 1, with rounds From .. To - 1
+  /// spread between them (round From + (To - From) b / NB on, before b).
+  template <int NB, int From, int To, class F>
+  LOWBIT_ALWAYS_INLINE void interleave(const keys& ks, F&& batch) noexcept {
+    [&]<int... b>(std::integer_sequence<int, b...>) LOWBIT_ALWAYS_INLINE_LAMBDA {
+      ((rounds<From + (To - From) * b / NB, From + (To - From) * (b + 1) / NB>(ks), batch(b)), ...);
+    }(std::make_integer_sequence<int, NB>{});
+  }
+};
+#endif
 
 LOWBIT_END_DETAIL_NAMESPACE  // namespace lowbit::detail
 

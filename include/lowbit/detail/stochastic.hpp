@@ -9,6 +9,7 @@
 #ifndef LOWBIT_DETAIL_STOCHASTIC_HPP
 #define LOWBIT_DETAIL_STOCHASTIC_HPP
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -58,6 +59,23 @@ LOWBIT_NOINLINE V stochastic_cache_miss(stochastic_group_cache& c, std::uint64_t
   return V::load_unaligned(c.t + e);
 }
 
+/// The thresholds of the draw mapping's groups for a row loop
+/// (stochastic_source::for_batches), kept across its rows. With AVX-512:
+/// the current group's in half `cur` of t, and the next one's being drawn
+/// into the other half. Elsewhere: `count` consecutive groups from t[0]
+/// (up to 512 indices, several groups per Philox call for more chains).
+struct stochastic_group_buffer {
+  alignas(64) float t[512];
+  /// The first group held; `count` groups (none before the first fill).
+  std::uint64_t group = 0, count = 0;
+  int cur = 0;
+#if XSIMD_WITH_AVX512F
+  /// The round keys of the seed (set on first use: keys_set).
+  philox_group_stepper::keys keys;
+  bool keys_set = false;
+#endif
+};
+
 /// The random source of a stochastic kernel: the operator's `seed`,
 /// `random_bits` and `index_offset`, copied into the kernel once per piece.
 struct stochastic_source {
@@ -69,6 +87,88 @@ struct stochastic_source {
   std::uint64_t offset = 0;
   /// The group cache of the piece (with_group_cache), or none.
   stochastic_group_cache* cache = nullptr;
+
+  using group_buffer = stochastic_group_buffer;
+
+  /**
+   * Calls f(j, u) for the float batches B of a run of n consecutive
+   * elements (n a multiple of B::size) whose first is element `first` of
+   * y (flat index offset + first, a multiple of B::size): j = 0, L, 2L, ...
+   * the batch's position in the run, u its lanes' thresholds, the same as
+   * lanes<B>() gives. Group by group of the draw mapping, each group's
+   * thresholds drawn once into `gb` (one Philox per 16 counters) and read
+   * with one aligned load per batch. With AVX-512, when the run goes on
+   * into the next group, that group's Philox rounds run between this
+   * group's batches (philox_group_stepper), where the CPU overlaps them
+   * with the batches' own work.
+   */
+  template <class B, class F>
+  LOWBIT_ALWAYS_INLINE void for_batches(group_buffer& gb, std::uint64_t first, std::size_t n, F&& f) const noexcept {
+    using A = typename B::arch_type;
+    constexpr std::size_t L = B::size;
+    const int glog = stochastic_group_log2(bits);
+    const std::uint64_t G = std::uint64_t(1) << glog;
+    std::uint64_t i = offset + first;
+    std::size_t j = 0;
+    while (j < n) {
+      const std::uint64_t g = i >> glog, e = i & (G - 1u);
+      // The last group (indices wrap at 2^64: group 0 comes after it).
+      const std::uint64_t last = ~std::uint64_t(0) >> glog;
+      if (g - gb.group >= gb.count) [[unlikely]] {
+        // The groups the rest of the run needs, up to 512 indices, never
+        // past the last group (one with the stepper, which draws the next).
+        // A group held is looked up by its own number only, so a fill
+        // never serves an index of another group.
+        std::uint64_t want = 1;
+        if constexpr (!has_philox_group_stepper<A>)
+          want = std::min({std::uint64_t(512) >> glog, (e + (n - j) + G - 1u) >> glog, last - g + 1u});
+        stochastic_thresholds_group<A>(seed, bits, g, gb.t + 256 * gb.cur, static_cast<int>(want));
+        gb.group = g;
+        gb.count = want;
+      }
+      // Both multiples of L: n - j by the precondition, G - e because i is.
+      const std::size_t m = static_cast<std::size_t>(std::min<std::uint64_t>(n - j, G - e));
+      const float* const t = gb.t + 256 * gb.cur + (g - gb.group) * G + e;
+#if XSIMD_WITH_AVX512F
+      if constexpr (has_philox_group_stepper<A>) {
+        if (e == 0 && m == G && m < n - j) {
+          // A whole group, and the run goes on into group g + 1: its ten
+          // rounds run between this group's D = G / 16 batches.
+          if (!gb.keys_set) {
+            philox_group_stepper::set_keys(gb.keys, seed);
+            gb.keys_set = true;
+          }
+          const std::uint64_t next = (g + 1u) & last;
+          philox_group_stepper ps;
+          ps.start(next);
+          auto batch = [&](int b) LOWBIT_ALWAYS_INLINE_LAMBDA {
+            f(j + static_cast<std::size_t>(b) * L, B::load_aligned(t + static_cast<std::size_t>(b) * L));
+          };
+          if (glog == 8) {  // D = 16: two halves of eight batches
+            ps.interleave<8, 0, 5>(gb.keys, batch);
+            ps.interleave<8, 5, 10>(gb.keys, [&](int b) LOWBIT_ALWAYS_INLINE_LAMBDA { batch(b + 8); });
+          } else if (glog == 7) {
+            ps.interleave<8, 0, 10>(gb.keys, batch);
+          } else {
+            ps.interleave<4, 0, 10>(gb.keys, batch);
+          }
+          xsimd::batch<std::uint32_t, A> wd[4][1];
+          ps.words(wd);
+          gb.cur ^= 1;
+          stochastic_emit_group<A>(wd, bits, gb.t + 256 * gb.cur);
+          gb.group = next;
+          gb.count = 1;
+          j += m;
+          i += m;
+          continue;
+        }
+      }
+#endif
+      for (std::size_t b = 0; b < m; b += L) f(j + b, B::load_aligned(t + b));
+      j += m;
+      i += m;
+    }
+  }
 
   /// The thresholds of the lanes at flat indices i, i + step, ...
   template <class V>
