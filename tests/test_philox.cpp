@@ -430,3 +430,53 @@ TEST_CASE("stochastic_thresholds_group equals stochastic_threshold on every batc
   });
   CHECK(compared > 0);
 }
+
+TEST_CASE("philox_group_stepper gives philox_group_words' words, a few rounds at a time", "[philox]") {
+#if XSIMD_WITH_AVX512F
+  const u64 seeds[] = {0, 0x243F6A8885A308D3ull, top};
+  const u64 groups[] = {0, 1, 0xFFFFFFFFull, u64(1) << 32, top >> 6, top >> 8};
+  std::size_t compared = 0;
+  for_each_arch([&]<class A>() {
+    if constexpr (ld::has_philox_group_stepper<A>) {
+      using U = xsimd::batch<std::uint32_t, A>;
+      INFO("arch " << A::name());
+      for (u64 seed : seeds)
+        for (u64 g : groups) {
+          INFO("seed " << seed << " g " << g);
+          U want[1][4][1];
+          ld::philox_group_words<A, 1>(static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32), g,
+                                       want);
+          ld::philox_group_stepper::keys ks;
+          ld::philox_group_stepper::set_keys(ks, seed);
+          // The schedules for_batches uses: 8 batches, 4, and 16 in two halves.
+          ld::philox_group_stepper a, b, c;
+          a.start(g);
+          b.start(g);
+          c.start(g);
+          int calls = 0;
+          a.interleave<8, 0, 10>(ks, [&](int) { ++calls; });
+          b.interleave<4, 0, 10>(ks, [&](int) { ++calls; });
+          c.interleave<8, 0, 5>(ks, [&](int) { ++calls; });
+          c.interleave<8, 5, 10>(ks, [&](int) { ++calls; });
+          CHECK(calls == 28);
+          for (const auto* s : {&a, &b, &c}) {
+            U got[4][1];
+            s->words(got);
+            for (int k = 0; k < 4; ++k) CHECK(lanes(got[k][0]) == lanes(want[0][k][0]));
+            ++compared;
+          }
+          // Nine rounds are not ten.
+          ld::philox_group_stepper d;
+          d.start(g);
+          d.rounds<0, 9>(ks);
+          U nine[4][1];
+          d.words(nine);
+          CHECK(lanes(nine[0][0]) != lanes(want[0][0][0]));
+        }
+    }
+  });
+  if (compared == 0) SUCCEED("no AVX-512 arch in this build: the stepper is not compiled");
+#else
+  SUCCEED("no AVX-512 in this build: the stepper is not compiled");
+#endif
+}

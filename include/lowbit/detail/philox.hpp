@@ -613,7 +613,7 @@ LOWBIT_ALWAYS_INLINE void stochastic_thresholds_group(std::uint64_t seed, int r,
   }
 }
 
-/// True when philox_group_stepper<A> exists: AVX-512 with 16 float lanes.
+/// True when arch A runs philox_group_stepper: AVX-512 with 16 float lanes.
 template <class A>
 inline constexpr bool has_philox_group_stepper =
 #if XSIMD_WITH_AVX512F
