@@ -260,6 +260,40 @@ struct float_quant_ref_any_kernel : fq_ref_eval {
 };
 
 /**
+ * The reference kernel of the stochastic mode, for every piece (fast or
+ * general path, in the batch: it declines nothing): the kernel of every
+ * mode's steps with the stochastic rounding fixed, so that the row loop
+ * draws its thresholds a group at a time (stochastic_kernel) instead of
+ * looking them up batch by batch. The same bits as
+ * float_quant_ref_any_kernel with mode STOCHASTIC, its scalar loop.
+ */
+template <stage St = stage::fake>
+struct float_quant_ref_stochastic_kernel : fq_ref_eval {
+  fq_overflow ov = fq_overflow::saturate;
+  /// The seed and random bits (detail/stochastic.hpp).
+  stochastic_source rnd{};
+  rounding_mode mode = rounding_mode::stochastic;
+  static constexpr bool index_aware = true;
+  /// The row loop draws whole groups (stochastic_kernel).
+  static constexpr bool stochastic = true;
+  /// The scalar loop's kernel: the kernel of every mode, in this mode.
+  float_quant_ref_any_kernel<St> scalar_kernel() const noexcept {
+    return {*this, rounding_mode::stochastic, ov, rnd};
+  }
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V operator()(element_index idx, V X, V scale, V mant, V emin, V maxv) const noexcept {
+    return eval(rnd.template threshold<rounding_mode::stochastic, V>(mode, idx), X, scale, mant, emin, maxv);
+  }
+  /// `u`: the lanes' thresholds.
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V eval(V u, V X, V scale, V mant, V emin, V maxv) const noexcept {
+    bool ok = true;
+    return fq_ref_eval::template eval<St, false>(ok, fq_round_any<V>{rounding_mode::stochastic, u}, ov, X, scale,
+                                                 mant, emin, maxv);
+  }
+};
+
+/**
  * The reference kernel of the common case, one per rounding mode M: a
  * piece that takes the fast path (fq_ref_eval, `general` false), with any
  * overflow rule (`ov`). A batch with a lane that needs the general path is
@@ -885,9 +919,10 @@ struct float_quant {
       const bool add_min = !general && s[emin_k] < -100.0f;
       detail::fq_ref_eval ev{div, thr, general, m_field, ebmin_field, add_min};
       // The stochastic mode takes each element's index, which a declining
-      // kernel does not: the kernel of every mode (a run-time switch).
-      if (general || mode == rounding_mode::stochastic)
-        return compact(detail::float_quant_ref_any_kernel<St>{ev, mode, ov, rnd});
+      // kernel does not: a kernel of its own that declines nothing.
+      if (mode == rounding_mode::stochastic)
+        return run(detail::float_quant_ref_stochastic_kernel<St>{ev, ov, rnd});
+      if (general) return compact(detail::float_quant_ref_any_kernel<St>{ev, mode, ov, rnd});
       // ROUND rounds by the magic number when the format is in the exact
       // fast kernel's range with m <= 15 and saturates to a max on its grid
       // (fq_ref_eval::eval_magic).
