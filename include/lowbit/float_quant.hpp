@@ -272,7 +272,6 @@ struct float_quant_ref_stochastic_kernel : fq_ref_eval {
   fq_overflow ov = fq_overflow::saturate;
   /// The seed and random bits (detail/stochastic.hpp).
   stochastic_source rnd{};
-  rounding_mode mode = rounding_mode::stochastic;
   static constexpr bool index_aware = true;
   /// The row loop draws whole groups (stochastic_kernel).
   static constexpr bool stochastic = true;
@@ -282,7 +281,7 @@ struct float_quant_ref_stochastic_kernel : fq_ref_eval {
   }
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(element_index idx, V X, V scale, V mant, V emin, V maxv) const noexcept {
-    return eval(rnd.template threshold<rounding_mode::stochastic, V>(mode, idx), X, scale, mant, emin, maxv);
+    return eval(rnd.template lanes<V>(idx), X, scale, mant, emin, maxv);
   }
   /// `u`: the lanes' thresholds.
   template <class V>

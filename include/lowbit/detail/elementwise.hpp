@@ -645,8 +645,8 @@ struct batch_leaves {
 template <class K>
 concept stochastic_kernel = index_aware_kernel<K> && requires { requires K::stochastic; };
 
-/// The group buffer of a stochastic kernel's row loop (char: none).
-template <class K, bool = stochastic_kernel<K>>
+/// The group buffer of a row loop that draws groups (char: none).
+template <class K, bool Grouped>
 struct stochastic_buffer_of {
   using type = char;
 };

@@ -413,24 +413,44 @@ LOWBIT_ALWAYS_INLINE V stochastic_threshold(std::uint64_t seed, int r, std::uint
  * in and out; the key (k0, k1) is the same for every lane.
  */
 #if XSIMD_WITH_AVX512F
-template <int Q>
-LOWBIT_ALWAYS_INLINE void philox_lanes64(__m512i (&c)[Q][4], std::uint32_t k0, std::uint32_t k1) noexcept {
+/// One round on one register of counters, with the round's key words
+/// broadcast in kk0 and kk1.
+LOWBIT_ALWAYS_INLINE void philox_round_lanes64(__m512i (&c)[4], __m512i kk0, __m512i kk1) noexcept {
   const __mmask8 all = 0xFF;
   const __m512i m0 = _mm512_set1_epi64(philox_m0), m1 = _mm512_set1_epi64(philox_m1);
+  const __m512i p0 = _mm512_maskz_mul_epu32(all, c[0], m0);
+  const __m512i p1 = _mm512_maskz_mul_epu32(all, c[2], m1);
+  c[0] = _mm512_ternarylogic_epi64(_mm512_maskz_srli_epi64(all, p1, 32), c[1], kk0, 0x96);  // a ^ b ^ c
+  c[1] = p1;
+  c[2] = _mm512_ternarylogic_epi64(_mm512_maskz_srli_epi64(all, p0, 32), c[3], kk1, 0x96);
+  c[3] = p0;
+}
+
+/// The counters (8 h + j, lo32(g), hi32(g), 0), j = 0 .. 7, of group g in
+/// one register: half h (0 or 1) of the group's 16.
+LOWBIT_ALWAYS_INLINE void philox_counters_lanes64(__m512i (&c)[4], std::uint64_t g, int h) noexcept {
+  c[0] = _mm512_add_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi64(h * 8));
+  c[1] = _mm512_set1_epi64(static_cast<std::uint32_t>(g));
+  c[2] = _mm512_set1_epi64(static_cast<std::uint32_t>(g >> 32));
+  c[3] = _mm512_setzero_si512();
+}
+
+/// One output word of a group's 16 counters in 16 uint32 lanes, counter
+/// order, from its two registers (lo: counters 0 .. 7, hi: 8 .. 15).
+LOWBIT_ALWAYS_INLINE __m512i philox_pack_lanes64(__m512i lo, __m512i hi) noexcept {
+  const __m512i low_words = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  return _mm512_permutex2var_epi32(lo, low_words, hi);
+}
+
+template <int Q>
+LOWBIT_ALWAYS_INLINE void philox_lanes64(__m512i (&c)[Q][4], std::uint32_t k0, std::uint32_t k1) noexcept {
   for (int round = 0; round < 10; ++round) {
     if (round != 0) {
       k0 += philox_w0;
       k1 += philox_w1;
     }
     const __m512i kk0 = _mm512_set1_epi32(static_cast<int>(k0)), kk1 = _mm512_set1_epi32(static_cast<int>(k1));
-    for (int q = 0; q < Q; ++q) {
-      const __m512i p0 = _mm512_maskz_mul_epu32(all, c[q][0], m0);
-      const __m512i p1 = _mm512_maskz_mul_epu32(all, c[q][2], m1);
-      c[q][0] = _mm512_ternarylogic_epi64(_mm512_maskz_srli_epi64(all, p1, 32), c[q][1], kk0, 0x96);  // a ^ b ^ c
-      c[q][1] = p1;
-      c[q][2] = _mm512_ternarylogic_epi64(_mm512_maskz_srli_epi64(all, p0, 32), c[q][3], kk1, 0x96);
-      c[q][3] = p0;
-    }
+    for (int q = 0; q < Q; ++q) philox_round_lanes64(c[q], kk0, kk1);
   }
 }
 #endif
@@ -472,19 +492,10 @@ LOWBIT_ALWAYS_INLINE void philox_group_words(std::uint32_t k0, std::uint32_t k1,
     // Two registers per group: counters 0..7 and 8..15, packed back into
     // 16 uint32 lanes by one vpermt2d per word.
     __m512i c[2 * NG][4];
-    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
-    for (int q = 0; q < 2 * NG; ++q) {
-      const std::uint64_t gq = g + static_cast<std::uint64_t>(q / 2);
-      c[q][0] = _mm512_add_epi64(lane, _mm512_set1_epi64((q % 2) * 8));
-      c[q][1] = _mm512_set1_epi64(static_cast<std::uint32_t>(gq));
-      c[q][2] = _mm512_set1_epi64(static_cast<std::uint32_t>(gq >> 32));
-      c[q][3] = _mm512_setzero_si512();
-    }
+    for (int q = 0; q < 2 * NG; ++q) philox_counters_lanes64(c[q], g + static_cast<std::uint64_t>(q / 2), q % 2);
     philox_lanes64<2 * NG>(c, k0, k1);
-    const __m512i low_words = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
     for (int q = 0; q < NG; ++q)
-      for (int k = 0; k < 4; ++k)
-        words[q][k][0] = U(_mm512_permutex2var_epi32(c[2 * q][k], low_words, c[2 * q + 1][k]));
+      for (int k = 0; k < 4; ++k) words[q][k][0] = U(philox_pack_lanes64(c[2 * q][k], c[2 * q + 1][k]));
     return;
   } else
 #endif
@@ -652,35 +663,18 @@ struct philox_group_stepper {
 
   /// The counters of group g; no round run yet.
   LOWBIT_ALWAYS_INLINE void start(std::uint64_t g) noexcept {
-    const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
-    for (int q = 0; q < 2; ++q) {
-      c[q][0] = _mm512_add_epi64(lane, _mm512_set1_epi64(q * 8));
-      c[q][1] = _mm512_set1_epi64(static_cast<std::uint32_t>(g));
-      c[q][2] = _mm512_set1_epi64(static_cast<std::uint32_t>(g >> 32));
-      c[q][3] = _mm512_setzero_si512();
-    }
+    for (int h = 0; h < 2; ++h) philox_counters_lanes64(c[h], g, h);
   }
   /// Rounds From .. To - 1.
   template <int From, int To>
   LOWBIT_ALWAYS_INLINE void rounds(const keys& ks) noexcept {
-    const __mmask8 all = 0xFF;
-    const __m512i m0 = _mm512_set1_epi64(philox_m0), m1 = _mm512_set1_epi64(philox_m1);
     for (int round = From; round < To; ++round)
-      for (int q = 0; q < 2; ++q) {
-        const __m512i p0 = _mm512_maskz_mul_epu32(all, c[q][0], m0);
-        const __m512i p1 = _mm512_maskz_mul_epu32(all, c[q][2], m1);
-        c[q][0] = _mm512_ternarylogic_epi64(_mm512_maskz_srli_epi64(all, p1, 32), c[q][1], ks.k[round][0], 0x96);
-        c[q][1] = p1;
-        c[q][2] = _mm512_ternarylogic_epi64(_mm512_maskz_srli_epi64(all, p0, 32), c[q][3], ks.k[round][1], 0x96);
-        c[q][3] = p0;
-      }
+      for (int h = 0; h < 2; ++h) philox_round_lanes64(c[h], ks.k[round][0], ks.k[round][1]);
   }
   /// The four words in counter order (after the ten rounds).
   template <class A>
   LOWBIT_ALWAYS_INLINE void words(xsimd::batch<std::uint32_t, A> (&wd)[4][1]) const noexcept {
-    const __m512i low_words = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-    for (int k = 0; k < 4; ++k)
-      wd[k][0] = xsimd::batch<std::uint32_t, A>(_mm512_permutex2var_epi32(c[0][k], low_words, c[1][k]));
+    for (int k = 0; k < 4; ++k) wd[k][0] = xsimd::batch<std::uint32_t, A>(philox_pack_lanes64(c[0][k], c[1][k]));
   }
   /// NB calls batch(b), b = 0 .. NB - 1, with rounds From .. To - 1
   /// spread between them (round From + (To - From) b / NB on, before b).

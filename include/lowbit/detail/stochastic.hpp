@@ -108,12 +108,12 @@ struct stochastic_source {
     constexpr std::size_t L = B::size;
     const int glog = stochastic_group_log2(bits);
     const std::uint64_t G = std::uint64_t(1) << glog;
+    // The last group (indices wrap at 2^64: group 0 comes after it).
+    const std::uint64_t last = ~std::uint64_t(0) >> glog;
     std::uint64_t i = offset + first;
     std::size_t j = 0;
     while (j < n) {
       const std::uint64_t g = i >> glog, e = i & (G - 1u);
-      // The last group (indices wrap at 2^64: group 0 comes after it).
-      const std::uint64_t last = ~std::uint64_t(0) >> glog;
       if (g - gb.group >= gb.count) [[unlikely]] {
         // The groups the rest of the run needs, up to 512 indices, never
         // past the last group (one with the stepper, which draws the next).
