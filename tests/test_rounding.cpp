@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "support/catch.hpp"
 #include "support/test_util.hpp"
@@ -296,6 +297,50 @@ TEST_CASE("exact HALF_UP by truncation of y + pred(1/2) rounds ties away and not
   using B = xsimd::batch<float>;
   const B got = lowbit::detail::round_integral<R::exact, rounding_mode::half_up>(B(-2.5f));
   for (std::size_t i = 0; i < B::size; ++i) CHECK(got.get(i) == -3.0f);
+}
+
+TEST_CASE("exact HALF_DOWN and UP: batches (AVX-512: a sum rounded toward zero) equal the scalar forms at the edges",
+          "[rounding]") {
+  using R = semantics;
+  using B = xsimd::batch<float>;
+  // Ties, the floats next to them, the smallest fractions, the binade tops
+  // near 2^23 and 2^24, zeros, the extremes, infinities.
+  const float edge[] = {0.5f,        0.50000006f, 0.49999997f, 1.5f,        1.4999999f,  1.5000001f,
+                        2.5f,        0.0f,        -0.0f,       1e-45f,      1.1754942e-38f, 0.99999994f,
+                        1.0f,        4194303.5f,  4194304.5f,  8388607.5f,  8388608.0f,  8388609.0f,
+                        16777215.0f, 16777216.0f, 16777218.0f, 3.4028235e38f, 0.75f,     1.0000001f};
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> xs;
+  for (float v : edge) {
+    xs.push_back(v);
+    xs.push_back(-v);
+  }
+  xs.push_back(inf);
+  xs.push_back(-inf);
+  while (xs.size() % B::size != 0) xs.push_back(0.25f);
+  // The scalar forms, written out: ties toward zero; ceil of the magnitude.
+  const auto half_down = [](float y) {
+    const float t = std::trunc(y);
+    return std::fabs(y - t) > 0.5f ? t + std::copysign(1.0f, y) : t;
+  };
+  const auto up = [](float y) { return std::copysign(std::ceil(std::fabs(y)), y); };
+  for (std::size_t i = 0; i < xs.size(); i += B::size) {
+    const B v = B::load_unaligned(&xs[i]);
+    const B hd = lowbit::detail::round_integral<R::exact, rounding_mode::half_down>(v);
+    const B u = lowbit::detail::round_integral<R::exact, rounding_mode::up>(v);
+    for (std::size_t j = 0; j < B::size; ++j) {
+      const float y = xs[i + j];
+      INFO("y = " << y);
+      CHECK(bits(hd.get(j)) == bits(half_down(y)));
+      CHECK(bits(lowbit::round_integral<R::exact>(y, rounding_mode::half_down)) == bits(half_down(y)));
+      CHECK(bits(u.get(j)) == bits(up(y)));
+    }
+  }
+  // The values that tell ties toward zero from the other modes.
+  CHECK(lowbit::round_integral<R::exact>(0.50000006f, rounding_mode::half_down) == 1.0f);
+  CHECK(bits(lowbit::round_integral<R::exact>(0.5f, rounding_mode::half_down)) == bits(0.0f));
+  CHECK(lowbit::round_integral<R::exact>(8388607.5f, rounding_mode::half_down) == 8388607.0f);
+  CHECK(lowbit::round_integral<R::exact>(-2.5f, rounding_mode::half_down) == -2.0f);
 }
 
 TEST_CASE("an unknown mode name is quoted with escapes, NUL included, and bounded", "[rounding][errors]") {

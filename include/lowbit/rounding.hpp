@@ -184,7 +184,7 @@ LOWBIT_ALWAYS_INLINE V round_stochastic(V y, V u) noexcept {
     const V a = detail::abs(y);
     const V t = detail::trunc(a);
     const V r = detail::select(V(a - t) >= u, V(t + V(T(1))), t);
-    return detail::copysign(r, y);
+    return detail::or_sign(r, y);  // r >= +0 (or a NaN of positive sign)
   }
 }
 
@@ -261,30 +261,42 @@ LOWBIT_ALWAYS_INLINE V round_integral(V y) noexcept {
       // for every y but -0, which it makes +0 (numpy's sign(-0) = +0); a
       // zero m keeps numpy's sign (+0.3 -> -0, -0.3 -> +0). Two operations
       // where the compare and the select took three.
-      return detail::bitwise_xor(reference_magnitude<M>(y), detail::sign_bit(V(y + V(T(0)))));
+      return detail::xor_sign(reference_magnitude<M>(y), V(y + V(T(0))));
     }
   } else {
     if constexpr (M == rounding_mode::up) {
-      return detail::copysign(detail::ceil(detail::abs(y)), y);
+      return detail::or_sign(detail::ceil(detail::abs(y)), y);
     } else if constexpr (M == rounding_mode::half_up) {
       // trunc(y + copysign(pred(1/2), y)): for a = |y| and k = floor(a + 1/2),
       // a + pred(1/2) lies in [k - 2^-25, k + 1 - 2^-25 - ulp(a)], which
-      // rounds into [k, k + 1) (docs/semantics.md gives the proof; the
+      // rounds into [k, k + 1) (docs/performance.md gives the proof; the
       // exhaustive sweep tests/exhaustive/exhaustive_rounding.cpp checks every
       // float32 against the fraction form below). The sign of y is kept, zeros
       // and NaN included.
-      const V c = detail::copysign(V(T(T(0.5) - std::numeric_limits<T>::epsilon() / 4)), y);
+      const V c = detail::or_sign(V(T(T(0.5) - std::numeric_limits<T>::epsilon() / 4)), y);
       return detail::trunc(y + c);
+    } else if constexpr (has_directed_add<V>) {
+      // trunc(y + copysign(1/2 - 2^-25, y)) with the addition rounded toward
+      // zero: round_stochastic's form with the threshold u = 1/2 + 2^-25
+      // (docs/performance.md). For a = |y| the exact sum a + 1/2 - 2^-25 has
+      // the integral part floor(a) + [f > 1/2], f = a - floor(a): a nonzero
+      // f is a multiple of 2^-24 (a >= 1/2) or f = a < 1/2, so f >= 1/2 +
+      // 2^-25 iff f > 1/2. A sum rounded toward zero lands between that
+      // integer (a float: below 2^24, and from 2^24 on a is integral and the
+      // sum rounds to a) and the sum, so trunc gives it. Three operations
+      // where the fraction form below takes seven; zeros keep y's sign (a
+      // sum below 1 of y's sign), +-inf and NaN pass.
+      static_assert(M == rounding_mode::half_down);
+      const V c = detail::or_sign(V(T(T(0.5) - std::numeric_limits<T>::epsilon() / 4)), y);
+      return detail::trunc(add_directed<direction::toward_zero>(y, c));
     } else {
       // t = detail::trunc(y); the fraction y - t is exact (same sign, |t| <= |y|,
-      // Sterbenz for |y| >= 1, t = 0 below). Ties go away from zero for
-      // half_up and toward zero for half_down. NaN: t and d are NaN, the
-      // compare is false, NaN is returned.
+      // Sterbenz for |y| >= 1, t = 0 below). Ties go toward zero. NaN: t and
+      // d are NaN, the compare is false, NaN is returned.
+      static_assert(M == rounding_mode::half_down);
       const V t = detail::trunc(y);
       const V d = detail::abs(y - t);
-      const V step = detail::copysign(V(T(1)), y);
-      const V away = t + step;
-      static_assert(M == rounding_mode::half_down);
+      const V away = t + detail::or_sign(V(T(1)), y);
       return detail::select(d > V(T(0.5)), away, t);
     }
   }
@@ -311,10 +323,10 @@ template <semantics S, rounding_mode M, class V>
 LOWBIT_ALWAYS_INLINE V round_integral_any_zero(V y) noexcept {
   using T = lane_t<V>;
   if constexpr (S == semantics::reference && M == rounding_mode::half_up) {
-    return detail::trunc(y + detail::copysign(V(T(0.5)), y));
+    return detail::trunc(y + detail::or_sign(V(T(0.5)), y));
   } else if constexpr (S == semantics::reference &&
                        (M == rounding_mode::up || M == rounding_mode::half_down)) {
-    return detail::bitwise_xor(reference_magnitude<M>(y), detail::sign_bit(y));
+    return detail::xor_sign(reference_magnitude<M>(y), y);
   } else {
     return detail::round_integral<S, M>(y);
   }

@@ -3,6 +3,9 @@
 // they replace, on all 2^32 float32 inputs, as batches and as scalars.
 //  - exact HALF_UP, trunc(y + copysign(pred(1/2), y)), against the fraction
 //    form t = trunc(y), |y - t| >= 1/2 ? t +- 1 : t, every bit (zeros too);
+//  - exact HALF_DOWN (with AVX-512 trunc of y + copysign(1/2 - 2^-25, y)
+//    rounded toward zero) against |y - t| > 1/2 ? t +- 1 : t, and exact UP
+//    against copysign(ceil(|y|), y), every bit;
 //  - reference UP, HALF_UP (trunc(y +- 0.5)) and HALF_DOWN against numpy's
 //    sign(y) * f(|y|) written out here, every bit (zeros too);
 //  - round_integral_any_zero (IntQuant's UP, HALF_UP and HALF_DOWN in
@@ -31,6 +34,13 @@ float half_up_fraction_form(float y) {
   const float t = std::trunc(y);
   const float d = std::fabs(y - t);
   return d >= 0.5f ? t + std::copysign(1.0f, y) : t;
+}
+
+/// The exact HALF_DOWN's fraction form (ties toward zero).
+float half_down_fraction_form(float y) {
+  const float t = std::trunc(y);
+  const float d = std::fabs(y - t);
+  return d > 0.5f ? t + std::copysign(1.0f, y) : t;
 }
 
 /// numpy's sign(y) * f(|y|), sign(+-0) = +0: the select form lowbit used.
@@ -107,6 +117,21 @@ TEST_CASE("exact HALF_UP by trunc(y + copysign(pred(1/2), y)) equals the fractio
             half_up_fraction_form, false);
   INFO("first differing input bits: " << bad);
   CHECK(bad == -1);
+}
+
+TEST_CASE("exact HALF_DOWN and UP equal the fraction form and copysign(ceil(|y|), y) on all 2^32 inputs",
+          "[.exhaustive][rounding]") {
+  const std::int64_t half_down =
+      sweep([](batch v) { return lowbit::detail::round_integral<semantics::exact, rounding_mode::half_down>(v); },
+            [](float v) { return lowbit::detail::round_integral<semantics::exact, rounding_mode::half_down>(v); },
+            half_down_fraction_form, false);
+  const std::int64_t up =
+      sweep([](batch v) { return lowbit::detail::round_integral<semantics::exact, rounding_mode::up>(v); },
+            [](float v) { return lowbit::detail::round_integral<semantics::exact, rounding_mode::up>(v); },
+            [](float v) { return std::copysign(std::ceil(std::fabs(v)), v); }, false);
+  INFO("first differing input bits: half_down " << half_down << ", up " << up);
+  CHECK(half_down == -1);
+  CHECK(up == -1);
 }
 
 TEST_CASE("reference UP, HALF_UP, HALF_DOWN equal numpy's sign(y) * f(|y|) on all 2^32 inputs",

@@ -285,6 +285,33 @@ LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> or_sign(const xsimd::batch<T, A>& mag,
   return xsimd::bitwise_or(mag, sign_bit(sgn));
 }
 
+/// v with the sign bit of `sgn` xor'ed in: -v where sgn's sign bit is set
+/// (zeros and NaN included), v elsewhere. AVX-512: one vpternlog (imm 0x78
+/// = A ^ (B & C)) where an and and an xor would be two; GCC 12 fuses them
+/// only sometimes.
+template <class T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
+LOWBIT_ALWAYS_INLINE T xor_sign(T v, T sgn) noexcept {
+  using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  return std::bit_cast<T>(static_cast<U>(std::bit_cast<U>(v) ^ std::bit_cast<U>(sign_bit(sgn))));
+}
+template <class T, class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> xor_sign(const xsimd::batch<T, A>& v, const xsimd::batch<T, A>& sgn) noexcept {
+#if defined(__AVX512F__)
+  if constexpr (std::is_base_of_v<xsimd::avx512f, A> && sizeof(xsimd::batch<T, A>) == 64) {
+    if constexpr (sizeof(T) == 4) {
+      const __m512i m = _mm512_castps_si512(v), s = _mm512_castps_si512(sgn);
+      return xsimd::batch<T, A>(_mm512_castsi512_ps(
+          _mm512_ternarylogic_epi32(m, s, _mm512_set1_epi32(static_cast<int>(0x80000000u)), 0x78)));
+    } else {
+      const __m512i m = _mm512_castpd_si512(v), s = _mm512_castpd_si512(sgn);
+      return xsimd::batch<T, A>(_mm512_castsi512_pd(
+          _mm512_ternarylogic_epi64(m, s, _mm512_set1_epi64(static_cast<long long>(0x8000000000000000ull)), 0x78)));
+    }
+  }
+#endif
+  return xsimd::bitwise_xor(v, sign_bit(sgn));
+}
+
 // ---- additions rounded in a fixed direction --------------------------------
 //
 // AVX-512's embedded rounding gives an addition a rounding direction of its
