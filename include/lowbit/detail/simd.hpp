@@ -256,9 +256,37 @@ LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> copysign(const xsimd::batch<T, A>& mag,
   return xsimd::copysign(mag, sgn);
 }
 
+/// With AVX-512 on 512-bit batches: vpternlog's bitwise function Imm of a,
+/// sgn and the sign-bit mask, one instruction; or_sign and xor_sign use it, as GCC 12 leaves
+/// their and and or (xor) apart, or fuses them only sometimes.
+template <int Imm, class T, class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> sign_ternlog(const xsimd::batch<T, A>& a, const xsimd::batch<T, A>& sgn) noexcept {
+#if defined(__AVX512F__)
+  if constexpr (sizeof(T) == 4) {
+    return xsimd::batch<T, A>(_mm512_castsi512_ps(_mm512_ternarylogic_epi32(
+        _mm512_castps_si512(a), _mm512_castps_si512(sgn), _mm512_set1_epi32(static_cast<int>(0x80000000u)), Imm)));
+  } else {
+    return xsimd::batch<T, A>(_mm512_castsi512_pd(
+        _mm512_ternarylogic_epi64(_mm512_castpd_si512(a), _mm512_castpd_si512(sgn),
+                                  _mm512_set1_epi64(static_cast<long long>(0x8000000000000000ull)), Imm)));
+  }
+#else
+  static_assert(Imm < 0, "sign_ternlog needs AVX-512");
+  return a;
+#endif
+}
+template <class V>
+inline constexpr bool has_sign_ternlog = false;
+#if defined(__AVX512F__)
+template <class T, class A>
+inline constexpr bool has_sign_ternlog<xsimd::batch<T, A>> =
+    std::is_base_of_v<xsimd::avx512f, A> && sizeof(xsimd::batch<T, A>) == 64;
+#endif
+
 /// copysign(mag, sgn) for a `mag` whose sign bit is clear (+0, positive, or
 /// a NaN of positive sign): the sign bit of sgn or'ed in. One bitwise
-/// operation where copysign takes two (AVX-512: one ternary logic op).
+/// operation where copysign takes two (AVX-512: one vpternlog, imm 0xF8 =
+/// A | (B & C)).
 template <class T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
 LOWBIT_ALWAYS_INLINE T or_sign(T mag, T sgn) noexcept {
   using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
@@ -267,28 +295,13 @@ LOWBIT_ALWAYS_INLINE T or_sign(T mag, T sgn) noexcept {
 template <class T, class A>
 LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> or_sign(const xsimd::batch<T, A>& mag,
                                                  const xsimd::batch<T, A>& sgn) noexcept {
-#if defined(__AVX512F__)
-  // mag | (sgn & sign bit) as one vpternlog (imm 0xF8 = A | (B & C)): GCC
-  // 12 leaves the and and the or apart.
-  if constexpr (std::is_base_of_v<xsimd::avx512f, A> && sizeof(xsimd::batch<T, A>) == 64) {
-    if constexpr (sizeof(T) == 4) {
-      const __m512i m = _mm512_castps_si512(mag), s = _mm512_castps_si512(sgn);
-      return xsimd::batch<T, A>(_mm512_castsi512_ps(
-          _mm512_ternarylogic_epi32(m, s, _mm512_set1_epi32(static_cast<int>(0x80000000u)), 0xF8)));
-    } else {
-      const __m512i m = _mm512_castpd_si512(mag), s = _mm512_castpd_si512(sgn);
-      return xsimd::batch<T, A>(_mm512_castsi512_pd(
-          _mm512_ternarylogic_epi64(m, s, _mm512_set1_epi64(static_cast<long long>(0x8000000000000000ull)), 0xF8)));
-    }
-  }
-#endif
-  return xsimd::bitwise_or(mag, sign_bit(sgn));
+  if constexpr (has_sign_ternlog<xsimd::batch<T, A>>) return sign_ternlog<0xF8>(mag, sgn);
+  else return xsimd::bitwise_or(mag, sign_bit(sgn));
 }
 
 /// v with the sign bit of `sgn` xor'ed in: -v where sgn's sign bit is set
-/// (zeros and NaN included), v elsewhere. AVX-512: one vpternlog (imm 0x78
-/// = A ^ (B & C)) where an and and an xor would be two; GCC 12 fuses them
-/// only sometimes.
+/// (zeros and NaN included), v elsewhere (AVX-512: one vpternlog, imm 0x78
+/// = A ^ (B & C)).
 template <class T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
 LOWBIT_ALWAYS_INLINE T xor_sign(T v, T sgn) noexcept {
   using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
@@ -296,20 +309,8 @@ LOWBIT_ALWAYS_INLINE T xor_sign(T v, T sgn) noexcept {
 }
 template <class T, class A>
 LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> xor_sign(const xsimd::batch<T, A>& v, const xsimd::batch<T, A>& sgn) noexcept {
-#if defined(__AVX512F__)
-  if constexpr (std::is_base_of_v<xsimd::avx512f, A> && sizeof(xsimd::batch<T, A>) == 64) {
-    if constexpr (sizeof(T) == 4) {
-      const __m512i m = _mm512_castps_si512(v), s = _mm512_castps_si512(sgn);
-      return xsimd::batch<T, A>(_mm512_castsi512_ps(
-          _mm512_ternarylogic_epi32(m, s, _mm512_set1_epi32(static_cast<int>(0x80000000u)), 0x78)));
-    } else {
-      const __m512i m = _mm512_castpd_si512(v), s = _mm512_castpd_si512(sgn);
-      return xsimd::batch<T, A>(_mm512_castsi512_pd(
-          _mm512_ternarylogic_epi64(m, s, _mm512_set1_epi64(static_cast<long long>(0x8000000000000000ull)), 0x78)));
-    }
-  }
-#endif
-  return xsimd::bitwise_xor(v, sign_bit(sgn));
+  if constexpr (has_sign_ternlog<xsimd::batch<T, A>>) return sign_ternlog<0x78>(v, sgn);
+  else return xsimd::bitwise_xor(v, sign_bit(sgn));
 }
 
 // ---- additions rounded in a fixed direction --------------------------------
