@@ -25,9 +25,7 @@
 #include "../config.hpp"
 #include "xsimd_compat.hpp"
 
-#if defined(__SSE2__)
-#include <immintrin.h>
-#endif
+#include "intrinsics.hpp"  // immintrin.h on x86
 
 LOWBIT_BEGIN_DETAIL_NAMESPACE
 

@@ -38,9 +38,7 @@
 #include "../error.hpp"
 #include "../parallel.hpp"
 
-#if defined(__SSE2__) || defined(_M_X64)
-#include <immintrin.h>
-#endif
+#include "intrinsics.hpp"  // immintrin.h on x86
 
 LOWBIT_BEGIN_DETAIL_NAMESPACE
 

@@ -13,22 +13,11 @@
 
 #include "../config.hpp"
 
-// GCC 12's AVX-512 intrinsics start from _mm512_undefined_ps(), a
-// self-initialised variable, which its -Wmaybe-uninitialized reports
-// wherever they are inlined (GCC bug 105593, fixed in GCC 13): every
-// kernel a user compiles with -Wall -Werror and AVX-512 would fail. The
-// warning is silenced for the intrinsic headers, included here first
-// through xsimd (a program that includes <immintrin.h> before lowbit keeps
-// its own setting for them).
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
+#include "intrinsics.hpp"  // first: GCC 12's AVX-512 warnings silenced there
+
+LOWBIT_DETAIL_GCC12_INTRINSICS_BEGIN
 #include <xsimd/xsimd.hpp>
-#pragma GCC diagnostic pop
-#else
-#include <xsimd/xsimd.hpp>
-#endif
+LOWBIT_DETAIL_GCC12_INTRINSICS_END
 
 #if !defined(XSIMD_VERSION_MAJOR) || XSIMD_VERSION_MAJOR < 8 || \
     (XSIMD_VERSION_MAJOR == 8 && XSIMD_VERSION_MINOR < 1)

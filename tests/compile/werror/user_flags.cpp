@@ -3,7 +3,7 @@
 // -O2 for the test architecture (AVX-512 with -march=native on such a CPU),
 // and without the -Wno-maybe-uninitialized that lowbit's own tests add for
 // GCC 12. GCC 12's AVX-512 intrinsics trip -Wmaybe-uninitialized wherever
-// they are inlined (GCC bug 105593); detail/xsimd_compat.hpp silences it for
+// they are inlined (GCC bug 105593); detail/intrinsics.hpp silences it for
 // the intrinsic headers, which this file includes first through lowbit.
 #include <lowbit/lowbit.hpp>
 
