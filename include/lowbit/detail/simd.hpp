@@ -270,7 +270,7 @@ LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> sign_ternlog(const xsimd::batch<T, A>& a
   }
 #else
   static_assert(Imm < 0, "sign_ternlog needs AVX-512");
-  return a;
+  return (void)sgn, a;
 #endif
 }
 template <class V>
