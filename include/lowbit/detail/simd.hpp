@@ -255,8 +255,8 @@ LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> copysign(const xsimd::batch<T, A>& mag,
 }
 
 /// With AVX-512 on 512-bit batches: vpternlog's bitwise function Imm of a,
-/// sgn and the sign-bit mask, one instruction; or_sign and xor_sign use it, as GCC 12 leaves
-/// their and and or (xor) apart, or fuses them only sometimes.
+/// sgn and the sign-bit mask, one instruction. or_sign and xor_sign use it:
+/// GCC 12 leaves their and and or (xor) apart, or fuses them only sometimes.
 template <int Imm, class T, class A>
 LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> sign_ternlog(const xsimd::batch<T, A>& a, const xsimd::batch<T, A>& sgn) noexcept {
 #if defined(__AVX512F__)
