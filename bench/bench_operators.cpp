@@ -9,6 +9,9 @@
 //   baseline/hand_int_quant/<N>          IntQuant int8 ROUND, exact semantics, per tensor,
 //                                        hand-written on xsimd (bench/hand_kernels.hpp):
 //                                        lowbit's bits, nothing but the arithmetic
+//   baseline/hand_trunc/<N>              Trunc int8 on scale s to 4 bits on 4 s, ROUND, per
+//                                        tensor, hand-written the same way: trunc/round/tensor's bits
+//   baseline/hand_bipolar_quant/<N>      BipolarQuant, reference semantics, per tensor, the same way
 //   baseline/hand_fp8_e4m3/<N>           minifloat_quant FP8 E4M3FN ROUND, exact, per
 //                                        tensor, hand-written the same way
 //   baseline/hand_fp8_e4m3_channel/<N>   the same per channel (the channel pattern: 64 rows,
@@ -239,6 +242,24 @@ void bm_hand_int_quant(benchmark::State& st, std::size_t n) {
   float s = base_scale;
   benchmark::DoNotOptimize(s);
   timed_loop(st, y, [&] { lowbit_bench::hand_int_quant(x.data(), y.data(), n, s, 0.0f, -128.0f, 127.0f); });
+}
+
+void bm_hand_trunc(benchmark::State& st, std::size_t n) {
+  const fvec& x = input(n);
+  fvec y(n);
+  float s = base_scale;
+  benchmark::DoNotOptimize(s);
+  timed_loop(st, y, [&] {
+    lowbit_bench::hand_trunc(x.data(), y.data(), n, s, 0.0f, 4.0f, 4 * s, -8.0f, 7.0f);
+  });
+}
+
+void bm_hand_bipolar_quant(benchmark::State& st, std::size_t n) {
+  const fvec& x = input(n);
+  fvec y(n);
+  float s = base_scale;
+  benchmark::DoNotOptimize(s);
+  timed_loop(st, y, [&] { lowbit_bench::hand_bipolar_quant(x.data(), y.data(), n, s); });
 }
 
 void bm_hand_fp8_e4m3(benchmark::State& st, std::size_t n) {
@@ -504,6 +525,8 @@ bool register_all() {
     RegisterBenchmark(("baseline/stream/" + ni).c_str(), bm_stream, n);
     RegisterBenchmark(("baseline/scalar_int_quant/" + ni).c_str(), bm_scalar_int_quant, n);
     RegisterBenchmark(("baseline/hand_int_quant/" + ni).c_str(), bm_hand_int_quant, n);
+    RegisterBenchmark(("baseline/hand_trunc/" + ni).c_str(), bm_hand_trunc, n);
+    RegisterBenchmark(("baseline/hand_bipolar_quant/" + ni).c_str(), bm_hand_bipolar_quant, n);
     RegisterBenchmark(("baseline/hand_fp8_e4m3/" + ni).c_str(), bm_hand_fp8_e4m3, n);
     RegisterBenchmark(("baseline/hand_fp8_e4m3_channel/" + ni).c_str(), bm_hand_fp8_e4m3_channel, n);
     RegisterBenchmark(("baseline/philox/" + ni).c_str(), bm_philox<std::uint32_t, philox_words>, n);
@@ -549,6 +572,8 @@ bool register_all() {
   for (std::size_t n : small_sizes()) {
     const std::string ni = std::to_string(n);
     RegisterBenchmark(("baseline/hand_int_quant/" + ni).c_str(), bm_hand_int_quant, n);
+    RegisterBenchmark(("baseline/hand_trunc/" + ni).c_str(), bm_hand_trunc, n);
+    RegisterBenchmark(("baseline/hand_bipolar_quant/" + ni).c_str(), bm_hand_bipolar_quant, n);
     RegisterBenchmark(("baseline/hand_fp8_e4m3/" + ni).c_str(), bm_hand_fp8_e4m3, n);
     const lowbit::rounding_mode m = lowbit::rounding_mode::half_even;
     RegisterBenchmark(("int_quant/round/tensor/" + ni).c_str(), bm_int_quant, m, pattern::tensor, n, true);

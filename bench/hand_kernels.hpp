@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /**
  * @file bench/hand_kernels.hpp
- * The smallest hand-written loops that compute lowbit's bits for two
- * workloads, the baselines `baseline/hand_int_quant` and
+ * The smallest hand-written loops that compute lowbit's bits for the
+ * benchmarked workloads, the baselines `baseline/hand_int_quant`,
+ * `baseline/hand_trunc`, `baseline/hand_bipolar_quant` and
  * `baseline/hand_fp8_e4m3` of lowbit-bench: what a user could write instead
- * of calling lowbit (exact semantics, per tensor, no checks, nothing but the
- * arithmetic). tests/test_hand_kernels.cpp checks them bit for bit against
- * lowbit.
+ * of calling lowbit (per tensor, no checks, nothing but the arithmetic).
+ * tests/test_hand_kernels.cpp checks them bit for bit against lowbit.
  *
  * Written on xsimd batches, four per iteration, then single batches, then
  * scalar elements, with the same step for batches and scalars. The division,
@@ -31,6 +31,26 @@ LOWBIT_ALWAYS_INLINE V hand_int_quant_step(V x, V s, V z, V lo, V hi) noexcept {
   V v = ld::quotient(x, s) + z;
   v = ld::bound_above(hi, ld::bound_below(lo, v));
   return (ld::rint(v) - z) * s;
+}
+
+/// Trunc (opset 2) with ROUND, t = 2^k given as its reciprocal rt = 1 / t
+/// (y / t = y * rt exactly when both are powers of two):
+/// y = (rint(clamp(rint(x / s + z) * rt, lo, hi)) - zt) * os, zt = z / t.
+/// The bits of both semantics when the ratio out_scale / scale is a power
+/// of two.
+template <class V>
+LOWBIT_ALWAYS_INLINE V hand_trunc_step(V x, V s, V z, V rt, V lo, V hi, V zt, V os) noexcept {
+  namespace ld = lowbit::detail;
+  V v = ld::rint(ld::quotient(x, s) + z) * rt;
+  v = ld::bound_above(hi, ld::bound_below(lo, v));
+  return (ld::rint(v) - zt) * os;
+}
+
+/// BipolarQuant, reference semantics: +s for x >= 0 (-0 included), -s
+/// below and for NaN, with pos = 1 * s and neg = -1 * s computed once.
+template <class V>
+LOWBIT_ALWAYS_INLINE V hand_bipolar_quant_step(V x, V pos, V neg) noexcept {
+  return lowbit::detail::select(x >= V(0.0f), pos, neg);
 }
 
 /// OCP FP8 E4M3FN, ROUND (ties to even), saturating, exact semantics, by
@@ -76,6 +96,27 @@ inline void hand_int_quant(const float* x, float* y, std::size_t n, float s, flo
   hand_loop(x, y, n, [=](auto v) LOWBIT_ALWAYS_INLINE_LAMBDA {
     using V = decltype(v);
     return hand_int_quant_step(v, V(s), V(z), V(lo), V(hi));
+  });
+}
+
+/// Trunc (opset 2), ROUND, per tensor: scale s, zero point z, output scale
+/// os, t = 2^k the power of two nearest os / s (given), the output range
+/// [lo, hi].
+inline void hand_trunc(const float* x, float* y, std::size_t n, float s, float z, float t, float os, float lo,
+                       float hi) noexcept {
+  const float rt = 1.0f / t, zt = z / t;
+  hand_loop(x, y, n, [=](auto v) LOWBIT_ALWAYS_INLINE_LAMBDA {
+    using V = decltype(v);
+    return hand_trunc_step(v, V(s), V(z), V(rt), V(lo), V(hi), V(zt), V(os));
+  });
+}
+
+/// BipolarQuant, reference semantics, per tensor.
+inline void hand_bipolar_quant(const float* x, float* y, std::size_t n, float s) noexcept {
+  const float pos = 1.0f * s, neg = -1.0f * s;
+  hand_loop(x, y, n, [=](auto v) LOWBIT_ALWAYS_INLINE_LAMBDA {
+    using V = decltype(v);
+    return hand_bipolar_quant_step(v, V(pos), V(neg));
   });
 }
 

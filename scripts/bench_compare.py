@@ -9,8 +9,9 @@ For every benchmark named .../<N> it prints items per ns and the ratios to
 baseline/stream/<N> (the memory ceiling) and baseline/scalar_int_quant/<N>
 (the non-vectorised scalar IntQuant) at the same N, the ratio to the hand
 baseline of its kind at the same N in column /hand (baseline/hand_fp8_e4m3
-for FloatQuant, baseline/hand_int_quant for IntQuant, Trunc and
-BipolarQuant: the smallest hand-written loops of the same bits), and, for
+for FloatQuant, baseline/hand_trunc for Trunc, baseline/hand_bipolar_quant
+for BipolarQuant, baseline/hand_int_quant for IntQuant: the smallest
+hand-written loops of the same bits), and, for
 lowbit-bench-dispatch's dispatch/<rest> benchmarks, the ratio to
 native/<rest> (the same call built with -march=native) in column /native. With repetitions, the
 median aggregate is used when present, else the best (highest) run. Only
@@ -54,7 +55,11 @@ def hand_baseline(name):
         return None
     if "float_quant" in name:
         return "baseline/hand_fp8_e4m3"
-    if any(op in name for op in ("int_quant", "trunc", "bipolar_quant")):
+    if "trunc" in name:
+        return "baseline/hand_trunc"
+    if "bipolar_quant" in name:
+        return "baseline/hand_bipolar_quant"
+    if "int_quant" in name:
         return "baseline/hand_int_quant"
     return None
 

@@ -15,9 +15,9 @@ noisy host) are pooled: each benchmark's median over all their repetitions.
 
 Every ratio is a speed ratio (higher is faster) of two benchmarks of one
 run: lowbit against the hand-written loop of the same bits
-(baseline/hand_int_quant for IntQuant, Trunc and BipolarQuant,
-baseline/hand_fp8_e4m3 for FloatQuant), a rounding mode against ROUND, a
-per-channel call against the per-tensor one, DRAM-sized tensors against
+(baseline/hand_int_quant, hand_trunc, hand_bipolar_quant and
+hand_fp8_e4m3 for IntQuant, Trunc, BipolarQuant and FloatQuant), a
+rounding mode against ROUND, a per-channel call against the per-tensor one, DRAM-sized tensors against
 baseline/stream, two threads against one. The fixed cost of a call is
 printed in ns (the time of a 16-element call less the hand loop's). With
 repetitions, medians are used (scripts/bench_compare.py's collect). Only
@@ -37,7 +37,7 @@ FLOATS = ["e4m3", "e5m2", "e2m1"]
 
 def filter_regex():
     """A --benchmark_filter that runs exactly what the targets need."""
-    return ("^(baseline/(hand_int_quant|hand_fp8_e4m3|hand_fp8_e4m3_channel|stream)/.*"
+    return ("^(baseline/(hand_int_quant|hand_trunc|hand_bipolar_quant|hand_fp8_e4m3|hand_fp8_e4m3_channel|stream)/.*"
             "|(int_quant|trunc)/[a-z_]+/(tensor|channel)/(4096|65536)"
             "|(int_quant|trunc|bipolar_quant/none|float_quant_e4m3|float_quant_exact_e4m3)/(round/)?tensor/(16|64|256)"
             "|bipolar_quant/none/(tensor|channel)/(4096|65536)"
@@ -126,7 +126,8 @@ def main(argv):
     rates = pooled(args.reports)
     t = table(rates)
     hi, hf = "baseline/hand_int_quant", "baseline/hand_fp8_e4m3"
-    ops = [("int_quant/round/tensor", hi), ("trunc/round/tensor", hi), ("bipolar_quant/none/tensor", hi),
+    ops = [("int_quant/round/tensor", hi), ("trunc/round/tensor", "baseline/hand_trunc"),
+           ("bipolar_quant/none/tensor", "baseline/hand_bipolar_quant"),
            ("float_quant_exact_e4m3/round/tensor", hf), ("float_quant_e4m3/round/tensor", hf)]
     # Point 2: per-call cost.
     for n, goal in ((4096, 0.90), (256, 0.60)):

@@ -63,6 +63,51 @@ TEST_CASE("hand_int_quant computes exact IntQuant ROUND's bits", "[hand_kernels]
       [&](const std::vector<float>& x, float s, std::vector<float>& y) { q(x, s, 0.0f, 8.0f, y); });
 }
 
+TEST_CASE("hand_trunc computes Trunc ROUND's bits in both semantics", "[hand_kernels]") {
+  // The benchmark's Trunc: int8 on scale s to 4 bits on out_scale 4 s (t = 4),
+  // and out_scale s / 2 (t = 1/2: y * 2, the range reached from below).
+  const lowbit::trunc<lowbit::semantics::reference> r{.is_signed = true, .narrow = false,
+                                                      .rounding = lowbit::rounding_mode::half_even};
+  const lowbit::trunc<lowbit::semantics::exact> e{.is_signed = true, .narrow = false,
+                                                  .rounding = lowbit::rounding_mode::half_even};
+  for (float k : {4.0f, 0.5f}) {
+    CAPTURE(k);
+    auto hand = [k](const float* x, float* y, std::size_t n, float s) {
+      lowbit_bench::hand_trunc(x, y, n, s, 0.0f, k, k * s, -8.0f, 7.0f);
+    };
+    check_same_bits({0.05f, 0.25f, 3.0f}, hand, [&](const std::vector<float>& x, float s, std::vector<float>& y) {
+      r(x, s, 0.0f, 8.0f, k * s, 4.0f, y);
+    });
+    check_same_bits({0.05f, 0.25f, 3.0f}, hand, [&](const std::vector<float>& x, float s, std::vector<float>& y) {
+      e(x, s, 0.0f, 8.0f, k * s, 4.0f, y);
+    });
+  }
+  // A nonzero zero point, which Trunc subtracts as z / t.
+  check_same_bits(
+      {0.05f, 0.25f},
+      [](const float* x, float* y, std::size_t n, float s) {
+        lowbit_bench::hand_trunc(x, y, n, s, 3.0f, 4.0f, 4.0f * s, -8.0f, 7.0f);
+      },
+      [&](const std::vector<float>& x, float s, std::vector<float>& y) { r(x, s, 3.0f, 8.0f, 4.0f * s, 4.0f, y); });
+}
+
+TEST_CASE("hand_bipolar_quant computes reference BipolarQuant's bits", "[hand_kernels]") {
+  const lowbit::bipolar_quant<lowbit::semantics::reference> q;
+  check_same_bits(
+      {0.05f, 3.0f, std::numeric_limits<float>::denorm_min()},
+      [](const float* x, float* y, std::size_t n, float s) { lowbit_bench::hand_bipolar_quant(x, y, n, s); },
+      [&](const std::vector<float>& x, float s, std::vector<float>& y) { q(x, s, y); });
+  // NaN and infinities, which the benchmark's inputs do not have: NaN gives -s.
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> x{nan, -nan, inf, -inf, 0.0f, -0.0f, 1e-45f, -1e-45f};
+  std::vector<float> h(x.size()), l(x.size());
+  lowbit_bench::hand_bipolar_quant(x.data(), h.data(), x.size(), 0.5f);
+  q(x, 0.5f, l);
+  CHECK(differing_bits(h, l) == 0);
+  CHECK(lowbit_test::bits(h[0]) == lowbit_test::bits(-0.5f));
+  CHECK(lowbit_test::bits(h[5]) == lowbit_test::bits(0.5f));
+}
+
 TEST_CASE("hand_fp8_e4m3 computes exact FP8 E4M3FN ROUND's bits", "[hand_kernels]") {
   const lowbit::minifloat_quant<lowbit::semantics::exact> q{.format = lowbit::formats::fp8_e4m3fn};
   check_same_bits(
