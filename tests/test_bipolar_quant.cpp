@@ -118,8 +118,13 @@ TEST_CASE("bipolar_quant: the scalar route gives the general route's bits", "[bi
     lowbit_test::require_scalar_route_bits(lowbit::bipolar_quant<>{}, xd, double(s));
     lowbit_test::require_scalar_route_bits(lowbit::bipolar_quant<lowbit::semantics::exact>{}, xd, double(s));
   }
-  // Reference semantics take any scale, the exact ones reject these.
-  for (const float s : {-2.0f, 0.0f, lowbit_test::inf, lowbit_test::nan_f}) {
+  // Reference semantics take any scale, the exact ones reject these. The
+  // scalar route's reference loop selects s or -s: zeros and infinities of
+  // either sign, and NaNs of either sign, quiet or signaling (which a
+  // product by -1 quiets and keeps the sign of, unlike -s).
+  for (const float s : {-2.0f, 0.0f, -0.0f, lowbit_test::inf, -lowbit_test::inf, lowbit_test::nan_f,
+                        -lowbit_test::nan_f, std::numeric_limits<float>::signaling_NaN(),
+                        -std::numeric_limits<float>::signaling_NaN(), -1e-40f}) {
     CAPTURE(s);
     lowbit_test::require_scalar_route_bits(lowbit::bipolar_quant<>{}, xf, s);
     std::vector<float> x{1, -2, 3}, y(3, 42.0f);

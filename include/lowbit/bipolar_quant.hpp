@@ -44,6 +44,18 @@ struct bipolar_quant_kernel {
   }
 };
 
+/// The reference kernel for a scalar scale s that is not NaN: pos = s and
+/// neg = -s, which are 1 * s and -1 * s exactly, so the product of the
+/// general kernel leaves the loop (NaN x gives neg, as there). The same
+/// bits as bipolar_quant_kernel<reference> with that scale.
+struct bipolar_quant_splat_kernel {
+  template <class V>
+  LOWBIT_ALWAYS_INLINE V operator()(V x, V pos, V neg) const noexcept {
+    using T = lane_t<V>;
+    return detail::select(x >= V(T(0)), pos, neg);
+  }
+};
+
 }  // namespace detail
 
 /**
@@ -107,9 +119,16 @@ struct bipolar_quant {
   /// The scalar route (detail/driver.hpp, scalar_route): a scalar scale.
   template <class T>
   bool run_scalars(const T* x, T* y, std::size_t n, const std::array<T, inputs::size>& p, bool simd) const {
-    if constexpr (S == semantics::exact)
-      if (!detail::positive_scale(p[0])) return false;
-    detail::run_splat(detail::bipolar_quant_kernel<S, detail::stage::fake>{}, x, y, n, p, simd);
+    const T s = p[0];
+    if constexpr (S == semantics::exact) {
+      if (!detail::positive_scale(s)) return false;
+      detail::run_splat(detail::bipolar_quant_kernel<S, detail::stage::fake>{}, x, y, n, p, simd);
+    } else {
+      // A NaN scale takes the general route: -1 * NaN is that NaN, quieted
+      // and with its own sign, not -s.
+      if (s != s) return false;
+      detail::run_splat(detail::bipolar_quant_splat_kernel{}, x, y, n, std::array<T, 2>{s, -s}, simd);
+    }
     return true;
   }
 

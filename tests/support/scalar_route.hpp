@@ -19,17 +19,18 @@ namespace lowbit_test {
 
 /**
  * Requires `op(x[0, n), p..., y)` to give the general route's bits for n in
- * 1, 2, 3, 7, 15, 16, 17, 31, 33 and 203 (every batch width's body and
- * tail, float and double), out of place and in place, with the SIMD body
- * and with the scalar kernels alone (detail::simd_scope), and a call whose
- * y is x's range shifted by a batch to be rejected with nothing written
- * (the general route's overlap error).
+ * 1, 2, 3, 7, 15, 16, 17, 31, 33, 55, 63 and 203 (every batch width's body
+ * and tail, float and double: the loop of two batches an iteration, a
+ * single batch after it and the scalar tail), out of place and in place,
+ * with the SIMD body and with the scalar kernels alone (detail::simd_scope),
+ * and a call whose y is x's range shifted by a batch to be rejected with
+ * nothing written (the general route's overlap error).
  */
 template <class T, class Op, class... P>
 void require_scalar_route_bits(const Op& op, const std::vector<T>& x, P... p) {
   for (const bool simd : {true, false}) {
     const lowbit::detail::simd_scope path(simd);
-    for (const std::size_t n : {1, 2, 3, 7, 15, 16, 17, 31, 33, 203}) {
+    for (const std::size_t n : {1, 2, 3, 7, 15, 16, 17, 31, 33, 55, 63, 203}) {
       CAPTURE(simd, n);
       REQUIRE(n <= x.size());
       const std::span<const T> xs(x.data(), n);
