@@ -236,39 +236,35 @@ void bm_scalar_int_quant(benchmark::State& st, std::size_t n) {
   timed_loop(st, y, [&] { scalar_int_quant(x.data(), y.data(), n, s, z, lo, hi); });
 }
 
-void bm_hand_int_quant(benchmark::State& st, std::size_t n) {
+// A hand loop per tensor, hand(x, y, n, s), with the scale opaque to the
+// compiler (a constant would fold into the loop where lowbit's cannot).
+template <class Hand>
+void bm_hand(benchmark::State& st, std::size_t n, const Hand& hand) {
   const fvec& x = input(n);
   fvec y(n);
   float s = base_scale;
   benchmark::DoNotOptimize(s);
-  timed_loop(st, y, [&] { lowbit_bench::hand_int_quant(x.data(), y.data(), n, s, 0.0f, -128.0f, 127.0f); });
+  timed_loop(st, y, [&] { hand(x.data(), y.data(), n, s); });
 }
 
+void bm_hand_int_quant(benchmark::State& st, std::size_t n) {
+  bm_hand(st, n, [](const float* x, float* y, std::size_t m, float s) {
+    lowbit_bench::hand_int_quant(x, y, m, s, 0.0f, -128.0f, 127.0f);
+  });
+}
+
+// bm_trunc's call: int8 on s to 4 bits on 4 s (t = 4).
 void bm_hand_trunc(benchmark::State& st, std::size_t n) {
-  const fvec& x = input(n);
-  fvec y(n);
-  float s = base_scale;
-  benchmark::DoNotOptimize(s);
-  timed_loop(st, y, [&] {
-    lowbit_bench::hand_trunc(x.data(), y.data(), n, s, 0.0f, 4.0f, 4 * s, -8.0f, 7.0f);
+  bm_hand(st, n, [](const float* x, float* y, std::size_t m, float s) {
+    lowbit_bench::hand_trunc(x, y, m, s, 0.0f, 4.0f, 4 * s, -8.0f, 7.0f);
   });
 }
 
 void bm_hand_bipolar_quant(benchmark::State& st, std::size_t n) {
-  const fvec& x = input(n);
-  fvec y(n);
-  float s = base_scale;
-  benchmark::DoNotOptimize(s);
-  timed_loop(st, y, [&] { lowbit_bench::hand_bipolar_quant(x.data(), y.data(), n, s); });
+  bm_hand(st, n, lowbit_bench::hand_bipolar_quant);
 }
 
-void bm_hand_fp8_e4m3(benchmark::State& st, std::size_t n) {
-  const fvec& x = input(n);
-  fvec y(n);
-  float s = base_scale;
-  benchmark::DoNotOptimize(s);
-  timed_loop(st, y, [&] { lowbit_bench::hand_fp8_e4m3(x.data(), y.data(), n, s); });
-}
+void bm_hand_fp8_e4m3(benchmark::State& st, std::size_t n) { bm_hand(st, n, lowbit_bench::hand_fp8_e4m3); }
 
 void bm_hand_fp8_e4m3_channel(benchmark::State& st, std::size_t n) {
   const fvec& x = input(n);

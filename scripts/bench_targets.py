@@ -17,8 +17,8 @@ Every ratio is a speed ratio (higher is faster) of two benchmarks of one
 run: lowbit against the hand-written loop of the same bits
 (baseline/hand_int_quant, hand_trunc, hand_bipolar_quant and
 hand_fp8_e4m3 for IntQuant, Trunc, BipolarQuant and FloatQuant), a
-rounding mode against ROUND, a per-channel call against the per-tensor one, DRAM-sized tensors against
-baseline/stream, two threads against one. The fixed cost of a call is
+rounding mode against ROUND, a per-channel call against the per-tensor
+one, DRAM-sized tensors against baseline/stream, two threads against one. The fixed cost of a call is
 printed in ns (the time of a 16-element call less the hand loop's). With
 repetitions, medians are used (scripts/bench_compare.py's collect). Only
 Python's standard library is needed.

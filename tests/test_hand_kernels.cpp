@@ -65,7 +65,7 @@ TEST_CASE("hand_int_quant computes exact IntQuant ROUND's bits", "[hand_kernels]
 
 TEST_CASE("hand_trunc computes Trunc ROUND's bits in both semantics", "[hand_kernels]") {
   // The benchmark's Trunc: int8 on scale s to 4 bits on out_scale 4 s (t = 4),
-  // and out_scale s / 2 (t = 1/2: y * 2, the range reached from below).
+  // and out_scale s / 2 (t = 1/2: y * 2, so that the clamp acts on more inputs).
   const lowbit::trunc<lowbit::semantics::reference> r{.is_signed = true, .narrow = false,
                                                       .rounding = lowbit::rounding_mode::half_even};
   const lowbit::trunc<lowbit::semantics::exact> e{.is_signed = true, .narrow = false,
