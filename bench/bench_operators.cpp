@@ -35,6 +35,9 @@
 //                                        lowbit's round_to_odd, dpu and stochastic (seed 0,
 //                                        16 random bits: compare with round of the same run)
 //   int_quant/<mode>/nchw/<N>            x [1, 64, H, W], scale [1, 64, 1, 1]
+//   <op>/round/view/<N>                  op int_quant or float_quant_exact_e4m3, N = 16, 64,
+//                                        256: per tensor with x and y as dense strided views
+//                                        [N/16, 16] (compare with <op>/round/tensor/<N>)
 //   int_quant_scalar_path/round/tensor/<N>   lowbit::int_quant on the scalar kernels (detail::simd_scope)
 //   threads/<T>/<op>/round/tensor/<N>    op int_quant or float_quant_e4m3 with
 //                                        exec.threads = T (1 or 2) and no minimum part
@@ -120,7 +123,7 @@ constexpr float base_scale = 0.05f;
 // which is not counted, so its bytes_per_second compares with the others.
 constexpr std::int64_t bytes_per_element = 2 * sizeof(float);
 
-enum class pattern { tensor, channel, element, nchw };
+enum class pattern { tensor, channel, element, nchw, view };
 
 const char* name(pattern p) {
   switch (p) {
@@ -128,6 +131,7 @@ const char* name(pattern p) {
     case pattern::channel: return "channel";
     case pattern::element: return "element";
     case pattern::nchw: return "nchw";
+    case pattern::view: return "view";
   }
   return "?";
 }
@@ -355,6 +359,14 @@ void bm_pattern(benchmark::State& st, pattern p, std::size_t n, const Call& call
       timed_loop(st, y, [&] { call(x, s, y); });
       break;
     }
+    case pattern::view: {
+      // Per tensor with x and y as dense 2-D strided views, [N/16, 16] (the
+      // same elements as tensor): what a call with views costs.
+      const lowbit::strided_view<const float> xv(x.data(), {n / 16, 16});
+      const lowbit::strided_view<float> yv(y.data(), {n / 16, 16});
+      timed_loop(st, y, [&] { call(xv, base_scale, yv); });
+      break;
+    }
     case pattern::nchw: {
       // H*W = N/64 split as evenly as powers of two allow (8x8 ... 128x128).
       const std::size_t h = std::size_t(1) << (std::bit_width(inner) - 1) / 2, w = inner / h;
@@ -579,6 +591,9 @@ bool register_all() {
                       pattern::tensor, n);
     RegisterBenchmark(("float_quant_exact_e4m3/round/tensor/" + ni).c_str(),
                       bm_float_quant<lowbit::semantics::exact>, exact_floats[0].second, m, pattern::tensor, n);
+    RegisterBenchmark(("int_quant/round/view/" + ni).c_str(), bm_int_quant, m, pattern::view, n, true);
+    RegisterBenchmark(("float_quant_exact_e4m3/round/view/" + ni).c_str(),
+                      bm_float_quant<lowbit::semantics::exact>, exact_floats[0].second, m, pattern::view, n);
   }
   for (const std::string op : {"int_quant", "float_quant_e4m3"})
     for (unsigned t : {1u, 2u})

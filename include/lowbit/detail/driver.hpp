@@ -348,6 +348,29 @@ constexpr bool scalar_call = plain_range_arg<X> && plain_range_arg<Y> &&
                              (std::is_arithmetic_v<std::remove_cvref_t<P>> && ...) &&
                              protocol_access::has_scalar_route<Op, T>;
 
+/// Whether a call of Op with these argument types may take the scalar
+/// route with x and y views: every input a scalar, x and y views (a
+/// strided_view or an mdspan) or contiguous ranges, not both ranges (that
+/// is scalar_call).
+template <class Op, class T, class X, class Y, class... P>
+constexpr bool scalar_view_call = (!plain_range_arg<X> || !plain_range_arg<Y>) &&
+                                  (std::is_arithmetic_v<std::remove_cvref_t<P>> && ...) &&
+                                  protocol_access::has_scalar_route<Op, T>;
+
+/// The scalar route's common part: x and y of n elements, contiguous, at
+/// xd and yd, the attributes checked. Returns false, having written
+/// nothing, to leave the call to the general route.
+template <class Op, class T, class... P>
+LOWBIT_ALWAYS_INLINE bool scalar_route_run(const Op& op, const T* xd, T* yd, std::size_t n, const P&... p) {
+  if (n == 0 || xd == nullptr || yd == nullptr) return false;
+  const auto xa = reinterpret_cast<std::uintptr_t>(xd), ya = reinterpret_cast<std::uintptr_t>(yd);
+  const std::uintptr_t bytes = n * sizeof(T);  // the size of an existing tensor
+  if (xa != ya && xa < ya + bytes && ya < xa + bytes) return false;  // a partial overlap: the general route's error
+  if (n >= op.exec.stream_min_elements || parallel_parts(op.exec, n) > 1) return false;
+  return protocol_access::run_scalars(op, xd, yd, n, std::array<T, sizeof...(P)>{static_cast<T>(p)...},
+                                      simd_enabled());
+}
+
 /**
  * The scalar route of the usual call: every input a scalar, x and y
  * contiguous ranges of the same size, y = x or apart from it, one thread,
@@ -363,16 +386,46 @@ constexpr bool scalar_call = plain_range_arg<X> && plain_range_arg<Y> &&
 template <class Op, class T, class Y, class X, class... P>
 LOWBIT_ALWAYS_INLINE bool scalar_route(const Op& op, Y& y, const X& x, const P&... p) {
   protocol_access::check_attributes(op);  // the general route's first check, and its message
-  const T* xd = std::ranges::data(x);
-  T* yd = std::ranges::data(y);
   const auto n = static_cast<std::size_t>(std::ranges::size(x));
-  if (n == 0 || static_cast<std::size_t>(std::ranges::size(y)) != n || xd == nullptr || yd == nullptr) return false;
-  const auto xa = reinterpret_cast<std::uintptr_t>(xd), ya = reinterpret_cast<std::uintptr_t>(yd);
-  const std::uintptr_t bytes = n * sizeof(T);  // the size of an existing range
-  if (xa != ya && xa < ya + bytes && ya < xa + bytes) return false;  // a partial overlap: the general route's error
-  if (n >= op.exec.stream_min_elements || parallel_parts(op.exec, n) > 1) return false;
-  return protocol_access::run_scalars(op, xd, yd, n, std::array<T, sizeof...(P)>{static_cast<T>(p)...},
-                                      simd_enabled());
+  if (static_cast<std::size_t>(std::ranges::size(y)) != n) return false;
+  return scalar_route_run(op, std::ranges::data(x), std::ranges::data(y), n, p...);
+}
+
+/// Whether two geometries are the same shape (rank and extents), both
+/// dense row-major (a dimension of extent 1 may have any stride); the
+/// element count is stored in `n`.
+inline bool same_dense_row_major(const nd_geom& a, const nd_geom& b, std::size_t& n) noexcept {
+  if (a.rank != b.rank) return false;
+  std::ptrdiff_t st = 1;
+  for (std::size_t r = a.rank; r-- > 0;) {
+    const std::size_t e = a.ext[r];
+    if (b.ext[r] != e) return false;
+    if (e == 1) continue;
+    if (a.str[r] != st || b.str[r] != st) return false;
+    st *= static_cast<std::ptrdiff_t>(e);  // fits: the views' spans were checked
+  }
+  n = static_cast<std::size_t>(st);
+  return true;
+}
+
+/**
+ * The scalar route with views: x and y strided views or mdspans (or one of
+ * them a contiguous range) of the same shape, both dense row-major, every
+ * input a scalar; then as scalar_route. The views are read as the general
+ * route reads them (y first, then x: the same checks and messages), and a
+ * call this route declines goes to the general route, which reads them
+ * again. Without it such a call paid the general route's fixed cost, four
+ * times the scalar route's (docs/performance.md, "Per-call cost").
+ */
+template <class Op, class T, class Y, class X, class... P>
+LOWBIT_ALWAYS_INLINE bool scalar_view_route(const Op& op, Y& y, const X& x, const P&... p) {
+  nd_geom yg, xg;
+  T* yd = fill_nd(y, yg);
+  const T* xd = fill_nd(x, xg);
+  protocol_access::check_attributes(op);  // the general route's first check after reading the views
+  std::size_t n = 0;
+  if (!same_dense_row_major(xg, yg, n)) return false;
+  return scalar_route_run(op, xd, yd, n, p...);
 }
 
 /// An operator's operator(): `op(x, inputs..., y)`, stage fake.
@@ -381,8 +434,11 @@ void call(const Op& op, Y&& y, const X& x, const P&... p) {
   static_assert(complete_operator<Op>, "lowbit: this operator does not declare the protocol's hooks (detail/driver.hpp)");
   if constexpr (call_types_ok<Op, X, Y>()) {
     using T = x_value_t<X>;
-    if constexpr (scalar_call<Op, T, X, Y, P...>)
+    if constexpr (scalar_call<Op, T, X, Y, P...>) {
       if (scalar_route<Op, T>(op, y, x, p...)) return;
+    } else if constexpr (scalar_view_call<Op, T, X, Y, P...>) {
+      if (scalar_view_route<Op, T>(op, y, x, p...)) return;
+    }
     nd<T> yd = output_nd<T>(std::forward<Y>(y));
     read_args<Op, T>(
         [&](const call_args<Op, T>& a) {
