@@ -35,6 +35,9 @@
 //                                        lowbit's round_to_odd, dpu and stochastic (seed 0,
 //                                        16 random bits: compare with round of the same run)
 //   int_quant/<mode>/nchw/<N>            x [1, 64, H, W], scale [1, 64, 1, 1]
+//   <op>/round/channel/<N>, N = 64 W     op int_quant, float_quant_e4m3 and _exact_e4m3, rows
+//                                        of W = 16, 17, 24, 40, 49, 196 (not whole batches),
+//                                        with baseline/hand_fp8_e4m3_channel/<N>
 //   <op>/round/view/<N>                  op int_quant or float_quant_exact_e4m3, N = 16, 64,
 //                                        256: per tensor with x and y as dense strided views
 //                                        [N/16, 16] (compare with <op>/round/tensor/<N>)
@@ -594,6 +597,19 @@ bool register_all() {
     RegisterBenchmark(("int_quant/round/view/" + ni).c_str(), bm_int_quant, m, pattern::view, n, true);
     RegisterBenchmark(("float_quant_exact_e4m3/round/view/" + ni).c_str(),
                       bm_float_quant<lowbit::semantics::exact>, exact_floats[0].second, m, pattern::view, n);
+  }
+  // Per channel on rows of W = 16, 17, 24, 40, 49 and 196 elements (64 rows,
+  // N = 64 W): rows that are not whole batches, next to the hand loop.
+  for (std::size_t w : {16, 17, 24, 40, 49, 196}) {
+    const std::size_t n = channels * w;
+    const std::string ni = std::to_string(n);
+    const lowbit::rounding_mode m = lowbit::rounding_mode::half_even;
+    RegisterBenchmark(("baseline/hand_fp8_e4m3_channel/" + ni).c_str(), bm_hand_fp8_e4m3_channel, n);
+    RegisterBenchmark(("int_quant/round/channel/" + ni).c_str(), bm_int_quant, m, pattern::channel, n, true);
+    RegisterBenchmark(("float_quant_e4m3/round/channel/" + ni).c_str(), bm_float_quant<>, floats[0].second, m,
+                      pattern::channel, n);
+    RegisterBenchmark(("float_quant_exact_e4m3/round/channel/" + ni).c_str(),
+                      bm_float_quant<lowbit::semantics::exact>, exact_floats[0].second, m, pattern::channel, n);
   }
   for (const std::string op : {"int_quant", "float_quant_e4m3"})
     for (unsigned t : {1u, 2u})

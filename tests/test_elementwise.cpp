@@ -132,8 +132,19 @@ struct scalar_marked {
   scalar_form scalar_kernel() const noexcept { return {}; }
 };
 
+/// y = x * p0 + p1, never declining, its scalar_kernel adding 0.5: which
+/// elements the scalar loop wrote.
+struct mul_add_mark {
+  template <class V>
+  V operator()(V x, V p0, V p1) const noexcept {
+    return x * p0 + p1;
+  }
+  scalar_marked::scalar_form scalar_kernel() const noexcept { return {}; }
+};
+
 /// Runs kernel k on the piece with runner 0 (run_piece) or 1
 /// (run_piece_compact).
+
 template <class K, class T, std::size_t NP>
 void run_with(int runner, const K& k, const lowbit::detail::piece<T, NP>& pc, bool simd) {
   if (runner == 1)
@@ -387,12 +398,80 @@ TEST_CASE("The scalar loop runs a kernel's scalar_kernel: tails, peels, declines
           marked += y[f] == base + 0.5;
         }
         CHECK(bad == 0);
-        // The scalar path is all scalar_kernel; with SIMD at least the tail
-        // is (1003 and 17 are odd) and the batches are not.
+        // The scalar path is all scalar_kernel. With SIMD, the loaded loop
+        // (per element, and every piece on run_piece_compact) leaves the
+        // tail to it (1003 and 17 are odd); the row loop (per tensor and
+        // row mode on run_piece) writes each row's last elements with the
+        // row's last batch, so nothing is scalar.
+        const bool row_loop = runner == 0 && pt.pext.size() != 1;
         if (!simd || L == 1)
           CHECK(marked == n);
+        else if (row_loop)
+          CHECK(marked == 0);
         else
           CHECK((marked > 0 && marked < n));
+      }
+    }
+  }
+}
+
+TEST_CASE("The row loop's last batch of a row: every row length, in place and not, declining or not",
+          "[elementwise][decline]") {
+  // Rows of 1 to 3L + 1 elements (row mode from L on, shorter rows gathered
+  // into chunks; a row of kL + t ends
+  // with a batch that shares L - t lanes with the one before), one p0 per
+  // row. decline_negative declines a batch with a negative lane: x is
+  // negative at the first lane of each row's last whole batch (declined:
+  // the scalar loop writes it later, after the row's last batch, which
+  // must not have changed x there when x is y) and, in every third row, at
+  // the row's last element (the last batch declined too).
+  const std::size_t L = lowbit::detail::batch<double>::size;
+  for (std::size_t cols = 1; cols <= 3 * L + 1; ++cols) {
+    const std::size_t rows = 7, n = rows * cols, body = cols / L * L;
+    std::vector<double> x(n), p0(rows);
+    for (std::size_t r = 0; r < rows; ++r) {
+      p0[r] = 2.0 + double(r % 5);
+      for (std::size_t c = 0; c < cols; ++c) {
+        const bool neg = (body >= L && c == body - L) || (r % 3 == 0 && c + 1 == cols);
+        const double v = double(r * cols + c + 1);
+        x[r * cols + c] = neg ? -v : v;
+      }
+    }
+    const double p1 = 3.0;
+    for (const bool in_place : {false, true}) {
+      for (const bool declining : {false, true}) {
+        for (const bool simd : {true, false}) {
+          CAPTURE(cols, in_place, declining, simd);
+          std::vector<double> out(n, -1.0), xin = x;
+          const double* xp = xin.data();
+          double* yp = in_place ? xin.data() : out.data();
+          const auto plan = plan_x_p0_p1({rows, cols}, {rows, 1}, xp, p0.data(), &p1, yp);
+          lowbit::detail::elementwise(plan, xp, std::array<const double*, 2>{p0.data(), &p1}, yp,
+                                      [&](const lowbit::detail::piece<double, 2>& pc) {
+                                        if (declining)
+                                          lowbit::detail::run_piece(decline_negative{}, pc, simd);
+                                        else
+                                          lowbit::detail::run_piece(mul_add_mark{}, pc, simd);
+                                      },
+                                      lowbit::execution{});
+          const double* y = in_place ? xin.data() : out.data();
+          std::size_t bad = 0, scalar = 0;
+          for (std::size_t f = 0; f < n; ++f) {
+            const double base = x[f] * p0[f / cols] + p1;
+            const double mark = declining ? 0.25 : 0.5;
+            bad += y[f] != base && y[f] != base + mark;
+            scalar += y[f] == base + mark;
+            // A negative x is declined: the scalar loop's bits.
+            if (declining && simd && x[f] < 0) bad += y[f] != base + mark;
+          }
+          CHECK(bad == 0);
+          // Without SIMD, or rows shorter than a batch: all scalar. A
+          // kernel that never declines: no element scalar from row mode on.
+          if (!simd)
+            CHECK(scalar == n);
+          else if (!declining && cols >= L)
+            CHECK(scalar == 0);
+        }
       }
     }
   }
@@ -547,7 +626,7 @@ TEST_CASE("The direct route of per-row operands hands the kernel the general rou
       {{64, 64}, {64, 1}, false},          {{5, w}, {5, 1}, true},         {{2, 3, w3}, {2, 3, 1}, false},
       {{1, 7, w}, {7, 1}, false},          {{4, 1, w}, {4, 1, 1}, true},   {{3, 2, 2, L}, {3, 1, 1, 1}, false},
       {{1, 6, 1, w3}, {1, 6, 1, 1}, false}, {{4, w3}, {1, 1}, false},       {{4, w}, {1}, true},
-      {{2, 3, w}, {1, 1, 1}, true}};
+      {{2, 3, w}, {1, 1, 1}, true},         {{6, L}, {6, 1}, false},        {{5, L + 3}, {5, 1}, true}};
   std::vector<float> buf(2 * 64 * 64 + 64), pv(64);
   for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<float>(i) * 0.37f - 50.0f;
   for (std::size_t i = 0; i < pv.size(); ++i) pv[i] = 0.5f + static_cast<float>(i) * 0.25f;
@@ -650,7 +729,7 @@ TEST_CASE("The per-row route declines every call it does not cover, having done 
   CHECK(declines(out, view_of<const float>(p.data(), {8, 1}, {-1, 1})));             // rows backwards
   CHECK(declines(out, view_of<const float>(p.data(), {8, w}, {w, 1})));              // per element
   CHECK(declines(out, view_of<const float>(p.data(), {1, w}, {w, 1})));              // per column
-  CHECK(declines({8, w / 2}, view_of<const float>(p.data(), {8, 1}, {1, 1})));      // rows under two batches
+  if (L > 1) CHECK(declines({8, L - 1}, view_of<const float>(p.data(), {8, 1}, {1, 1})));  // rows under a batch
   CHECK(declines({2, 8, w}, view_of<const float>(p.data(), {8, 1}, {1, 1})));       // repeated over a leading dimension
   CHECK(declines({2, 8, w}, view_of<const float>(p.data(), {1, 8, 1}, {8, 1, 1}))); // the same, rank 3
   CHECK(declines({1, 1}, view_of<const float>(p.data(), {1, 1}, {1, 1})));          // one element

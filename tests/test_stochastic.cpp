@@ -246,14 +246,17 @@ TEST_CASE("stochastic rounding: the same bits with SIMD and scalar in the row lo
   // the next group's Philox rounds run between the current group's
   // batches): groups of 256, 128 and 64 (r = 4 and 8, 12 and 16, 17 and
   // 23), runs that start and end inside a group, rows shorter than a group
-  // (a group serves several rows), rows of several groups, and indices that
+  // (a group serves several rows), rows of several groups, rows that end
+  // inside a batch (the row loop's last batch of a row overlaps the one
+  // before: its lanes' indices are their elements'), and indices that
   // wrap at 2^64 (the group after the last is group 0).
   const std::vector<float> x = lowbit_test::mixed_values<float>(4096 + 64, 17);
   const std::uint64_t top = ~std::uint64_t(0) - 1023;  // 2^64 - 1024: a multiple of 256
   for (int r : {4, 8, 12, 16, 17, 23}) {
     for (std::uint64_t offset : {std::uint64_t(0), std::uint64_t(16), std::uint64_t(48), std::uint64_t(208), top,
                                  top + 1024 - 80}) {
-      for (std::size_t cols : {std::size_t(16), std::size_t(48), std::size_t(256), std::size_t(272), std::size_t(4096)}) {
+      for (std::size_t cols : {std::size_t(16), std::size_t(17), std::size_t(41), std::size_t(48), std::size_t(256),
+                               std::size_t(272), std::size_t(4096)}) {
         const std::size_t rows = cols == 4096 ? 1 : 4096 / cols, n = rows * cols;
         CAPTURE(r, offset, cols);
         const strided_view<const float> xv(x.data() + 3, {rows, cols});
