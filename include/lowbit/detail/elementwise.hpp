@@ -1111,7 +1111,7 @@ struct piece_sink {
 /// gathered before the row loop took its rows' last elements in a batch:
 /// per-channel calls on rows of 16 to 31 floats run 1.3-1.8 times as fast
 /// in row mode now, but the reference FloatQuant kernel, which declines
-/// batches, 0.9-0.96 times.)
+/// batches, 0.88-0.96 times.)
 template <class T>
 constexpr bool row_mode_cols(std::size_t cols) noexcept {
   constexpr std::size_t L = batch<T>::size;
