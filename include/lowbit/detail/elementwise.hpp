@@ -662,9 +662,10 @@ struct stochastic_buffer_of<K, true> {
  * least one batch: the batches of columns [0, body) of every row, body a
  * multiple of L, then the row's last cols - body elements on the row's last
  * L elements (a batch that overlaps the one before), each parameter
- * broadcast once per row, ordinary stores. Only the parameters that change between rows are read
- * and broadcast again, by pointer steps; the per-row cost is most of a
- * short row's. A batch a declining kernel declines is noted in `dec`.
+ * broadcast once per row, ordinary stores. Only the parameters that change
+ * between rows are read and broadcast again, by pointer steps; the per-row
+ * cost is most of a short row's. A batch a declining kernel declines is
+ * noted in `dec`.
  *
  * Local copies of everything the loop reads: a vector store may alias any
  * memory (xsimd's register types are may_alias), so fields read through
@@ -840,9 +841,8 @@ LOWBIT_NOINLINE void run_piece_on(const batch_leaves<T, NP>& lv, const piece<T, 
   const bool stream = simd && pc.stream && !rows_mode && reinterpret_cast<std::uintptr_t>(pc.y) % sizeof(T) == 0;
   const std::size_t rows = rows_mode ? pc.rows : 1, cols = rows_mode ? pc.cols : pc.n;
   declined_batches dec;
-  // The declined batches noted so far, on the scalar loop.
-  // (A declined batch is at most L elements: the row loop's padded last
-  // batch of a row ends at the row's end.)
+  // The declined batches noted so far, on the scalar loop (a row's last
+  // elements, fewer than L, noted by the row loop, end at the row's end).
   auto flush = [&] {
     for (std::size_t j = 0; j < dec.count; ++j)
       lv.scalar(lv.scalar_kernel, pc, dec.row[j], dec.col[j], std::min(dec.col[j] + L, cols));
@@ -850,7 +850,7 @@ LOWBIT_NOINLINE void run_piece_on(const batch_leaves<T, NP>& lv, const piece<T, 
   };
   if (lv.row != nullptr && (!pc.loaded || rows_mode) && !stream) {
     // Rows of at least a batch on the row loop, each row's last elements
-    // too (a padded batch); shorter pieces on the scalar loop.
+    // too (the row's last batch); shorter pieces on the scalar loop.
     const std::size_t body = simd && cols >= L ? cols / L * L : std::size_t(0);
     std::size_t r = 0, c = 0;
     if (body != 0)
