@@ -391,23 +391,6 @@ LOWBIT_ALWAYS_INLINE bool scalar_route(const Op& op, Y& y, const X& x, const P&.
   return scalar_route_run(op, std::ranges::data(x), std::ranges::data(y), n, p...);
 }
 
-/// Whether two geometries are the same shape (rank and extents), both
-/// dense row-major (a dimension of extent 1 may have any stride); the
-/// element count is stored in `n`.
-inline bool same_dense_row_major(const nd_geom& a, const nd_geom& b, std::size_t& n) noexcept {
-  if (a.rank != b.rank) return false;
-  std::ptrdiff_t st = 1;
-  for (std::size_t r = a.rank; r-- > 0;) {
-    const std::size_t e = a.ext[r];
-    if (b.ext[r] != e) return false;
-    if (e == 1) continue;
-    if (a.str[r] != st || b.str[r] != st) return false;
-    st *= static_cast<std::ptrdiff_t>(e);  // fits: the views' spans were checked
-  }
-  n = static_cast<std::size_t>(st);
-  return true;
-}
-
 /**
  * The scalar route with views: x and y strided views or mdspans (or one of
  * them a contiguous range) of the same shape, both dense row-major, every
@@ -423,9 +406,10 @@ LOWBIT_ALWAYS_INLINE bool scalar_view_route(const Op& op, Y& y, const X& x, cons
   T* yd = fill_nd(y, yg);
   const T* xd = fill_nd(x, xg);
   protocol_access::check_attributes(op);  // the general route's first check after reading the views
-  std::size_t n = 0;
-  if (!same_dense_row_major(xg, yg, n)) return false;
-  return scalar_route_run(op, xd, yd, n, p...);
+  // One shape, both dense row-major (the direct routes' test).
+  const shape s = xg.get_shape();
+  if (!dense_row_major(xg, s) || !dense_row_major(yg, s)) return false;
+  return scalar_route_run(op, xd, yd, s.count(), p...);
 }
 
 /// An operator's operator(): `op(x, inputs..., y)`, stage fake.
