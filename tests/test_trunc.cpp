@@ -495,6 +495,71 @@ TEST_CASE("trunc: a per-element t (inf, 2^-126, 2^126, or one not invertible): S
   }
 }
 
+TEST_CASE("trunc: a t without an exact inverse (2^127, subnormal), per tensor and per channel, divides",
+          "[trunc][simd][broadcast]") {
+  // The SIMD kernels multiply by 1/t (trunc_kernel::by_t); a t whose inverse
+  // is not a float takes the scalar path, which divides. Both semantics,
+  // every mode, SIMD on and off (the same bits), per tensor (the scalar
+  // route) and per channel (the general route), 67 elements a row (batches
+  // and a tail). With scale 2^-10 and out_scale 2^117, t = 2^127; with
+  // scale 2^10 and out_scale 2^-130, t = 2^-140. A batch multiplied by t
+  // instead of divided gives other values than the ones below.
+  const std::size_t n = 67;
+  std::vector<float> x = lowbit_test::mixed_values<float>(n, 7);
+  const float big = 0x1.8p117f, small = 3072.0f;  // x / scale = 1.5 * 2^127 and 3
+  for (std::size_t i = 0; i < n; i += 6) x[i] = i % 12 == 0 ? big : -big;
+  for (std::size_t i = 1; i < n; i += 6) x[i] = i % 12 == 1 ? small : -small;
+  auto expect = [&](std::vector<float>& y, bool t_big, rounding_mode m) {
+    // t = 2^127: y / t = +-1.5, rounded by m, times 2^117. t = 2^-140: y / t
+    // overflows and is clamped to [-128, 127], times 2^-130.
+    const bool up = m == rounding_mode::half_even || m == rounding_mode::ceil || m == rounding_mode::up ||
+                    m == rounding_mode::half_up;
+    for (std::size_t i = 0; i < n; i += 6) {
+      const bool pos = i % 12 == 0;
+      float q = up ? 2.0f : 1.0f;
+      if (m == rounding_mode::ceil) q = pos ? 2.0f : 1.0f;
+      if (m == rounding_mode::floor) q = pos ? 1.0f : 2.0f;
+      if (t_big) CHECK(bits(y[i]) == bits(pos ? q * 0x1p117f : -q * 0x1p117f));
+    }
+    for (std::size_t i = 1; i < n; i += 6)
+      if (!t_big) CHECK(bits(y[i]) == bits(i % 12 == 1 ? 127.0f * 0x1p-130f : -128.0f * 0x1p-130f));
+  };
+  auto run = [&]<semantics S>() {
+    for (const bool t_big : {true, false}) {
+      const float s = t_big ? 0x1p-10f : 0x1p10f, os = t_big ? 0x1p117f : 0x1p-130f;
+      for (rounding_mode m : lowbit::all_rounding_modes) {
+        INFO("semantics " << lowbit::to_string(S) << " t " << (t_big ? "2^127" : "2^-140") << " mode "
+                          << lowbit::to_string(m));
+        const auto op = make<S>(true, false, m);
+        std::vector<float> y(n), want(n);
+        {
+          const lowbit::detail::simd_scope simd_on(true);
+          op(x, s, 0.0f, 8.0f, os, 8.0f, y);
+        }
+        {
+          const lowbit::detail::simd_scope simd_off(false);
+          op(x, s, 0.0f, 8.0f, os, 8.0f, want);
+        }
+        require_same_bits(y, want);
+        expect(y, t_big, m);
+        // Per channel: three rows of x, the scale per row (the same value).
+        std::vector<float> x3(3 * n), y3(3 * n);
+        for (std::size_t r = 0; r < 3; ++r) std::copy(x.begin(), x.end(), x3.begin() + long(r * n));
+        const std::vector<float> s3(3, s);
+        {
+          const lowbit::detail::simd_scope simd_on(true);
+          op(strided_view<const float>(x3.data(), {3, n}), strided_view<const float>(s3.data(), {3, 1}), 0.0f, 8.0f,
+             os, 8.0f, strided_view<float>(y3.data(), {3, n}));
+        }
+        for (std::size_t r = 0; r < 3; ++r)
+          require_same_bits(std::vector<float>(y3.begin() + long(r * n), y3.begin() + long((r + 1) * n)), want);
+      }
+    }
+  };
+  run.template operator()<semantics::reference>();
+  run.template operator()<semantics::exact>();
+}
+
 // ---- broadcasting --------------------------------------------------------------
 
 template <semantics S>

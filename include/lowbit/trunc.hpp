@@ -273,8 +273,9 @@ bool invert_powers_of_two(T* t, std::size_t n) noexcept {
 
 /// Trunc v2: y = rint(x/scale + zp); y = y / t; q = R(clamp(y));
 /// Y = (q - zp/t) * out_scale. Every step one rounding, never fused.
-/// The divider (a base) and `t_div` multiply when scale and t are powers of
-/// two with exact reciprocals (scale_divider).
+/// The divider (a base) multiplies when the scale is a power of two with an
+/// exact reciprocal (scale_divider); t comes as its exact inverse 1/t
+/// (t_inverse) and is multiplied by, on every batch (by_t).
 /// St: the whole operator, q only, or q (passed as x) to Y (detail::stage).
 /// Inline (reference semantics, float, the SIMD path, t varying per
 /// element): the t operand is a dummy and each batch computes its own t (or
@@ -288,8 +289,8 @@ struct trunc_kernel : scale_divider {
   /// declined and computed on the scalar loop (declining_kernel), so that
   /// the batch loop holds one form of the operator, not two.
   static constexpr bool may_decline = Inline;
-  scale_divider t_div;
   /// The t operand holds 1/t, exact (invert_powers_of_two): multiply by it.
+  /// Scalars only: a batch always multiplies (by_t).
   bool t_inverse = false;
   /// The mode when M is run_time_mode (round_step).
   rounding_mode mode = M;
@@ -303,12 +304,20 @@ struct trunc_kernel : scale_divider {
   static constexpr bool stochastic = M == rounding_mode::stochastic && !Inline;
   /// The scalar loop's kernel, shared by every mode (scalar_kernel_of).
   trunc_kernel<S, run_time_mode, St, Inline> scalar_kernel() const noexcept {
-    return {*this, t_div, t_inverse, mode, rnd};
+    return {*this, t_inverse, mode, rnd};
   }
+  /// y / t, with t the t operand, or with its exact inverse 1/t (`inverse`)
+  /// by a product: the same real number rounded once. A batch always
+  /// multiplies: SIMD runs only when the t operand holds 1/t (t_inverse, or
+  /// the Inline kernel's fast path), so that no batch loop holds a run-time
+  /// test for it. GCC 12 left two such tests in every batch of the per-tensor
+  /// ROUND loop, with zp / t computed again in each (docs/performance.md).
   template <class V>
   LOWBIT_ALWAYS_INLINE V by_t(V v, V t, bool inverse) const noexcept {
-    if (inverse) return no_contract(V(v * t));
-    return t_div.divide(v, t);
+    if constexpr (std::is_arithmetic_v<V>) {
+      if (!inverse) return detail::quotient(v, t);
+    }
+    return no_contract(V(v * t));
   }
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V t, V out_scale, V lo, V hi) const noexcept {
@@ -537,15 +546,17 @@ struct trunc {
     ops[O::index<"hi">] = r.hi;
     using D = detail::scale_divider;
     const bool t_inverse = simd && detail::invert_powers_of_two(&ops[O::index<"t">], 1);
+    // SIMD only with 1/t (trunc_kernel::by_t): a t without an exact inverse
+    // (|log2 t| >= 127) goes to the scalar path.
+    simd = simd && t_inverse;
     const D sd = D::for_scale(s, simd);
-    const D td = t_inverse ? D{} : D::for_scale(ops[O::index<"t">], simd);
     detail::with_rounding_mode(rounding, [&](auto mc) {
       constexpr rounding_mode M = decltype(mc)::value;
       // A loop of its own for ROUND and the default, FLOOR (run_splat).
       constexpr bool direct = M == rounding_mode::half_even || M == rounding_mode::floor;
       if constexpr (M != rounding_mode::stochastic)
         detail::run_splat<direct>(
-            detail::trunc_kernel<S, M, detail::stage::fake>{sd, td, t_inverse, M, {seed, random_bits, index_offset}}, x,
+            detail::trunc_kernel<S, M, detail::stage::fake>{sd, t_inverse, M, {seed, random_bits, index_offset}}, x,
             y, n, ops, simd);
     });
     return true;
@@ -664,21 +675,26 @@ struct trunc {
     /// run() with the random source `rnd` (the state's, with a group cache).
     template <detail::stage St>
     void run_with(const detail::piece<T, operands::size>& pc, bool simd_on, const detail::stochastic_source& rnd) const {
-      constexpr std::size_t scale_k = operands::index<"scale">, t_k = operands::index<"t">;
-      // Power-of-two fast path (see int_quant): a constant scale or t
-      // with an exact reciprocal; the scalar path keeps dividing.
+      constexpr std::size_t scale_k = operands::index<"scale">;
+      // Power-of-two fast path (see int_quant): a constant scale with an
+      // exact reciprocal is multiplied by it (the scalar path keeps
+      // dividing); t, by its exact inverse (trunc_kernel::by_t).
       using D = detail::scale_divider;
-      const D sd = D::for_scale(pc.s[scale_k], simd_on && !pc.vary[scale_k]);
-      const D td = t_inverse ? D{} : D::for_scale(pc.s[t_k], simd_on && !pc.vary[t_k]);
       if constexpr (S == semantics::reference && std::is_same_v<T, float>) {
         // Per-element t: one loop for every mode (the mode a run-time
         // switch per batch, beside the division that computes t).
         using K = detail::trunc_kernel<S, detail::run_time_mode, St, true>;
-        if (t_inline) return detail::run_piece_compact(K{sd, D{}, false, mode}, pc, simd_on);
+        if (t_inline)
+          return detail::run_piece_compact(K{D::for_scale(pc.s[scale_k], simd_on && !pc.vary[scale_k]), false, mode},
+                                           pc, simd_on);
       }
+      // SIMD only with 1/t (trunc_kernel::by_t): a t without an exact
+      // inverse (|log2 t| >= 127) goes to the scalar path.
+      const bool simd_t = simd_on && t_inverse;
+      const D sd = D::for_scale(pc.s[scale_k], simd_t && !pc.vary[scale_k]);
       detail::with_rounding_mode(mode, [&](auto mc) {
-        detail::run_piece(detail::trunc_kernel<S, decltype(mc)::value, St>{sd, td, t_inverse, decltype(mc)::value, rnd},
-                          pc, simd_on);
+        detail::run_piece(detail::trunc_kernel<S, decltype(mc)::value, St>{sd, t_inverse, decltype(mc)::value, rnd},
+                          pc, simd_t);
       });
     }
   };
