@@ -35,6 +35,9 @@
 //                                        lowbit's round_to_odd, dpu and stochastic (seed 0,
 //                                        16 random bits: compare with round of the same run)
 //   int_quant/<mode>/nchw/<N>            x [1, 64, H, W], scale [1, 64, 1, 1]
+//   trunc_v1/<mode>/<tensor|channel>/<N> Trunc opset 1, int8 to 4 bits, mode floor (its
+//                                        default) or round
+//   trunc_v1_pow2/<mode>/tensor/<N>      the same per tensor with scale 2^-4
 //   <op>/round/channel/<N>, N = 64 W     op int_quant, float_quant_e4m3 and _exact_e4m3, rows
 //                                        of W = 16, 17, 24, 40, 49, 196 (not whole batches),
 //                                        with baseline/hand_fp8_e4m3_channel/<N>
@@ -397,6 +400,20 @@ void bm_trunc(benchmark::State& st, lowbit::rounding_mode mode, pattern p, std::
   });
 }
 
+// Trunc opset 1: int8 to 4 bits (t = 2^4), on the pattern's scale.
+void bm_trunc_v1(benchmark::State& st, lowbit::rounding_mode mode, pattern p, std::size_t n) {
+  const lowbit::trunc_v1<> t{.rounding = mode};
+  bm_pattern(st, p, n, [&](const auto& x, const auto& s, auto& y) { t(x, s, 0.0f, 8.0f, 4.0f, y); });
+}
+
+// The same per tensor with a power-of-two scale (2^-4).
+void bm_trunc_v1_pow2(benchmark::State& st, lowbit::rounding_mode mode, std::size_t n) {
+  const lowbit::trunc_v1<> t{.rounding = mode};
+  const fvec& x = input(n);
+  fvec y(n);
+  timed_loop(st, y, [&] { t(x, 0.0625f, 0.0f, 8.0f, 4.0f, y); });
+}
+
 void bm_bipolar_quant(benchmark::State& st, pattern p, std::size_t n) {
   const lowbit::bipolar_quant<> b;
   bm_pattern(st, p, n, [&](const auto& x, const auto& s, auto& y) { b(x, s, y); });
@@ -578,6 +595,14 @@ bool register_all() {
     for (std::size_t n : ns)
       RegisterBenchmark(("bipolar_quant/none/" + std::string(name(p)) + "/" + std::to_string(n)).c_str(),
                         bm_bipolar_quant, p, n);
+  // Trunc opset 1 in its default mode (FLOOR) and ROUND.
+  for (lowbit::rounding_mode m : {lowbit::rounding_mode::floor, lowbit::rounding_mode::half_even})
+    for (std::size_t n : ns) {
+      const std::string tail = "/" + lower(lowbit::to_string(m)) + "/";
+      for (pattern p : {pattern::tensor, pattern::channel})
+        RegisterBenchmark(("trunc_v1" + tail + name(p) + "/" + std::to_string(n)).c_str(), bm_trunc_v1, m, p, n);
+      RegisterBenchmark(("trunc_v1_pow2" + tail + "tensor/" + std::to_string(n)).c_str(), bm_trunc_v1_pow2, m, n);
+    }
   // Small calls, per tensor with scalar parameters: the fixed cost of a call
   // (its checks, planning and dispatch) against the hand loops of the same N.
   for (std::size_t n : small_sizes()) {

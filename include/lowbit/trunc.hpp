@@ -369,8 +369,14 @@ struct trunc_kernel : scale_divider {
 
 /// Trunc v1: y = rint(x/scale + zp) / 2^(in - out); q = R(y) (no clamp);
 /// Y = (q - zp) * scale.
+/// The t operand holds 1/t = 2^(out - in), exact (|out - in| <= 52), and a
+/// batch multiplies by it: y / t and y * (1/t) are the same real number
+/// rounded once, for every y. The scalar path divides by t = 1 / (1/t)
+/// (exact), so that the SIMD-vs-scalar tests compare the two. The divider
+/// (a base) multiplies by a constant power-of-two scale's exact reciprocal
+/// (scale_divider), as in Trunc v2 and IntQuant.
 template <semantics S, rounding_mode M, stage St = stage::fake>
-struct trunc_v1_kernel {
+struct trunc_v1_kernel : scale_divider {
   /// The mode when M is run_time_mode (round_step).
   rounding_mode mode = M;
   /// The seed and random bits of the stochastic mode (detail/stochastic.hpp).
@@ -379,7 +385,7 @@ struct trunc_v1_kernel {
   /// The mode is stochastic: the row loop draws whole groups (stochastic_kernel).
   static constexpr bool stochastic = M == rounding_mode::stochastic;
   /// The scalar loop's kernel, shared by every mode (scalar_kernel_of).
-  trunc_v1_kernel<S, run_time_mode, St> scalar_kernel() const noexcept { return {mode, rnd}; }
+  trunc_v1_kernel<S, run_time_mode, St> scalar_kernel() const noexcept { return {*this, mode, rnd}; }
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V t) const noexcept {
     return eval(V(0), x, scale, zp, t);
@@ -389,11 +395,14 @@ struct trunc_v1_kernel {
     return eval(rnd.template threshold<M, V>(mode, idx), x, scale, zp, t);
   }
   template <class V>
-  LOWBIT_ALWAYS_INLINE V eval(V u, V x, V scale, V zp, V t) const noexcept {
-    if constexpr (St == stage::dequant) return (void)u, dequantize(x, scale, zp);
-    V y = scaled_input(x, scale, zp);
+  LOWBIT_ALWAYS_INLINE V eval(V u, V x, V scale, V zp, V inv_t) const noexcept {
+    if constexpr (St == stage::dequant) return (void)u, (void)inv_t, dequantize(x, scale, zp);
+    V y = scaled_input(*this, x, scale, zp);
     y = detail::rint(y);
-    y = detail::quotient(y, t);
+    if constexpr (std::is_arithmetic_v<V>)
+      y = detail::quotient(y, V(V(1) / inv_t));
+    else
+      y = no_contract(V(y * inv_t));
     const V q = round_step<S, M>(y, mode, u);
     if constexpr (St == stage::code) return q;
     return dequantize(q, scale, zp);
@@ -786,8 +795,9 @@ struct trunc_v1 {
     return false;
   }
 
-  /// The kernel operands: scale and zeropt as given, and t = 2^(in - out)
-  /// per element of broadcast(in_bitwidth, out_bitwidth) (exact).
+  /// The kernel operands: scale and zeropt as given, and 1/t = 2^(out - in)
+  /// per element of broadcast(in_bitwidth, out_bitwidth) (exact): the
+  /// operand named t holds t's inverse (trunc_v1_kernel).
   template <class T>
   struct state {
     static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
@@ -809,7 +819,7 @@ struct trunc_v1 {
       const detail::nd<const T>& ob = a.template get<"out_bitwidth">();
       T* t = tst.arr[0];
       detail::for_each_position<2>(ts, {&ib, &ob}, [&](std::size_t i, const std::array<std::ptrdiff_t, 2>& off) {
-        t[i] = std::ldexp(T(1), static_cast<int>(ib.data[off[0]]) - static_cast<int>(ob.data[off[1]]));
+        t[i] = std::ldexp(T(1), static_cast<int>(ob.data[off[1]]) - static_cast<int>(ib.data[off[0]]));
       });
       detail::set_row_major(t_d, ts.rank(), ts.begin());
       t_d.data = t;
@@ -827,8 +837,12 @@ struct trunc_v1 {
     /// run() with the random source `rnd` (the state's, with a group cache).
     template <detail::stage St>
     void run_with(const detail::piece<T, operands::size>& pc, bool simd, const detail::stochastic_source& rnd) const {
+      // Power-of-two fast path (see int_quant): a constant scale with an
+      // exact reciprocal is multiplied by it; the scalar path keeps dividing.
+      constexpr std::size_t scale_k = operands::index<"scale">;
+      const auto sd = detail::scale_divider::for_scale(pc.s[scale_k], simd && !pc.vary[scale_k]);
       detail::with_rounding_mode(mode, [&](auto mc) {
-        detail::run_piece(detail::trunc_v1_kernel<S, decltype(mc)::value, St>{decltype(mc)::value, rnd}, pc, simd);
+        detail::run_piece(detail::trunc_v1_kernel<S, decltype(mc)::value, St>{sd, decltype(mc)::value, rnd}, pc, simd);
       });
     }
   };
