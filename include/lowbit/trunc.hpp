@@ -556,7 +556,8 @@ struct trunc {
     using D = detail::scale_divider;
     const bool t_inverse = simd && detail::invert_powers_of_two(&ops[O::index<"t">], 1);
     // SIMD only with 1/t (trunc_kernel::by_t): a t without an exact inverse
-    // (|log2 t| >= 127) goes to the scalar path.
+    // (2^127, a subnormal, 0 or NaN: out_scale / scale beyond float's range)
+    // goes to the scalar path.
     simd = simd && t_inverse;
     const D sd = D::for_scale(s, simd);
     detail::with_rounding_mode(rounding, [&](auto mc) {
@@ -698,7 +699,7 @@ struct trunc {
                                            pc, simd_on);
       }
       // SIMD only with 1/t (trunc_kernel::by_t): a t without an exact
-      // inverse (|log2 t| >= 127) goes to the scalar path.
+      // inverse (2^127, a subnormal, 0 or NaN) goes to the scalar path.
       const bool simd_t = simd_on && t_inverse;
       const D sd = D::for_scale(pc.s[scale_k], simd_t && !pc.vary[scale_k]);
       detail::with_rounding_mode(mode, [&](auto mc) {
