@@ -387,12 +387,12 @@ struct trunc_v1_kernel : scale_divider {
   /// The scalar loop's kernel, shared by every mode (scalar_kernel_of).
   trunc_v1_kernel<S, run_time_mode, St> scalar_kernel() const noexcept { return {*this, mode, rnd}; }
   template <class V>
-  LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V t) const noexcept {
-    return eval(V(0), x, scale, zp, t);
+  LOWBIT_ALWAYS_INLINE V operator()(V x, V scale, V zp, V inv_t) const noexcept {
+    return eval(V(0), x, scale, zp, inv_t);
   }
   template <class V>
-  LOWBIT_ALWAYS_INLINE V operator()(element_index idx, V x, V scale, V zp, V t) const noexcept {
-    return eval(rnd.template threshold<M, V>(mode, idx), x, scale, zp, t);
+  LOWBIT_ALWAYS_INLINE V operator()(element_index idx, V x, V scale, V zp, V inv_t) const noexcept {
+    return eval(rnd.template threshold<M, V>(mode, idx), x, scale, zp, inv_t);
   }
   template <class V>
   LOWBIT_ALWAYS_INLINE V eval(V u, V x, V scale, V zp, V inv_t) const noexcept {
