@@ -9,6 +9,7 @@
 
 #include "support/catch.hpp"
 #include "support/checks.hpp"
+#include "support/row_route.hpp"
 #include "support/scalar_route.hpp"
 #include "support/test_util.hpp"
 
@@ -130,4 +131,30 @@ TEST_CASE("bipolar_quant: the scalar route gives the general route's bits", "[bi
     std::vector<float> x{1, -2, 3}, y(3, 42.0f);
     lowbit_test::check_rejected([&] { lowbit::bipolar_quant<lowbit::semantics::exact>{}(x, s, y); }, y, "scale");
   }
+}
+
+TEST_CASE("bipolar_quant: the row route gives the general route's bits", "[bipolar_quant][route]") {
+  const std::vector<float> xf = lowbit_test::mixed_values<float>(1400, 53);
+  const std::vector<double> xd = lowbit_test::mixed_values<double>(1400, 59);
+  const std::vector<float> sf{0.05f, 0.25f, 3.0f, 1e-40f, 0.125f, 7.0f, 2.5f};
+  const std::vector<double> sd(sf.begin(), sf.end());
+  const auto call = [](const auto& op) {
+    return [&op](const auto& xv, const auto& sv, const auto& yv) { op(xv, sv, yv); };
+  };
+  const lowbit::bipolar_quant<> ref;
+  const lowbit::bipolar_quant<lowbit::semantics::exact> ex;
+  lowbit_test::require_row_route_bits(xf, sf, call(ref));
+  lowbit_test::require_row_route_bits(xf, sf, call(ex));
+  lowbit_test::require_row_route_bits(xd, sd, call(ref));
+  lowbit_test::require_row_route_bits(xd, sd, call(ex));
+  // Reference semantics take any scale per row (NaN, zeros, negatives); the
+  // exact ones reject them, naming the row, with nothing written.
+  const std::vector<float> odd{-2.0f, 0.0f, -0.0f, lowbit_test::nan_f, -lowbit_test::inf, 1.0f, -1e-40f};
+  lowbit_test::require_row_route_bits(xf, odd, call(ref));
+  const std::vector<float> x(4 * 32, 0.5f), bad{1.0f, 1.0f, 1.0f, -1.0f};
+  std::vector<float> y(4 * 32, 42.0f);
+  lowbit_test::check_rejected([&] {
+    ex(lowbit::strided_view<const float>(x.data(), {4, 32}), lowbit::strided_view<const float>(bad.data(), {4, 1}),
+       lowbit::strided_view<float>(y.data(), {4, 32}));
+  }, y, "scale[3, 0] = -1");
 }

@@ -15,6 +15,7 @@
 
 #include "support/catch.hpp"
 #include "support/checks.hpp"
+#include "support/row_route.hpp"
 #include "support/scalar_route.hpp"
 #include "support/test_util.hpp"
 
@@ -847,6 +848,46 @@ TEST_CASE("float_quant: the scalar route gives the general route's bits, every m
   check_rejected([&] { ex(x, -1.0f, 4.0f, 3.0f, 7.0f, 448.0f, y); }, y, "scale");
   check_rejected([&] { ex(x, 1.0f, 4.0f, 3.5f, 7.0f, 448.0f, y); }, y, "mantissa_bitwidth");
   check_rejected([&] { ex(x, 1.0f, 4.0f, 3.0f, 7.0f, 448.0f, std::vector<float>(202)); }, y, "y has shape [202]");
+}
+
+TEST_CASE("float_quant: the row route gives the general route's bits, every mode, format and overflow",
+          "[float_quant][route]") {
+  const std::vector<float> x = lowbit_test::mixed_values<float>(1400, 59);
+  // Scales per row: a power of two among them (the fast path needs a
+  // constant scale, so the row route never takes it), a subnormal-making one.
+  const std::vector<float> scales{0.05f, 0.25f, 3.0f, 1e-3f, 0.125f, 7.0f, 1e-30f};
+  struct fmt {
+    float e, m, bias, max_val;
+  };
+  const fmt formats[] = {{4, 3, 7, 448}, {5, 2, 15, 57344}, {2, 1, 1, 6}, {4, 3, 7, 100}, {5, 10, 140, inf}};
+  for (rounding_mode m : lowbit::all_rounding_modes)
+    for (int ov = 0; ov < 3; ++ov)
+      for (const fmt& f : formats) {
+        CAPTURE(lowbit::to_string(m), ov, f.e, f.m, f.bias, f.max_val);
+        const auto ref = make(m, ov);
+        const auto ex = make<semantics::exact>(m, ov);
+        lowbit_test::require_row_route_bits(x, scales, [&](const auto& xv, const auto& sv, const auto& yv) {
+          ref(xv, sv, f.e, f.m, f.bias, f.max_val, yv);
+        });
+        lowbit_test::require_row_route_bits(x, scales, [&](const auto& xv, const auto& sv, const auto& yv) {
+          ex(xv, sv, f.e, f.m, f.bias, f.max_val, yv);
+        });
+      }
+  // A format parameter per row, or a bad scale in one row: the general
+  // route (its checks and messages), nothing written.
+  const std::vector<float> xs(4 * 32, 0.5f), es{4, 4, 4, 5};
+  std::vector<float> y(4 * 32, 42.0f);
+  const strided_view<const float> xv(xs.data(), {4, 32});
+  const strided_view<float> yv(y.data(), {4, 32});
+  const auto ex = make<semantics::exact>(rounding_mode::half_even);
+  ex(xv, strided_view<const float>(scales.data(), {4, 1}), strided_view<const float>(es.data(), {4, 1}), 3.0f, 7.0f,
+     inf, yv);
+  CHECK(y[0] == 0.5f);  // 0.5 / 0.05 = 10 in E4M3: 10 * 0.05
+  CHECK(y[3 * 32] == 512.0f * 1e-3f);  // 500 in E5M3 (bias 7): 512
+  const std::vector<float> bad{0.25f, 0.25f, -1.0f, 0.25f};
+  std::fill(y.begin(), y.end(), 42.0f);
+  check_rejected([&] { ex(xv, strided_view<const float>(bad.data(), {4, 1}), 4.0f, 3.0f, 7.0f, 448.0f, yv); }, y,
+                 "scale[2, 0] = -1");
 }
 
 // ---- the checks of parameter tensors (detail::require_elements) -----------

@@ -11,6 +11,7 @@
 
 #include "support/catch.hpp"
 #include "support/checks.hpp"
+#include "support/row_route.hpp"
 #include "support/scalar_route.hpp"
 #include "support/test_util.hpp"
 
@@ -679,6 +680,61 @@ TEST_CASE("int_quant: the scalar route gives the general route's bits, every mod
   check_rejected([&] { make<semantics::exact>(true, false, rounding_mode::floor)(x, inf, 0.0f, 8.0f, y); }, y, "scale");
   check_rejected([&] { make(false, false, rounding_mode::floor)(x, 1.0f, 0.0f, 33.0f, y); }, y, "bitwidth = 33");
   check_rejected([&] { make(false, false, rounding_mode::floor)(x, 1.0f, 0.0f, nan_f, y); }, y, "bitwidth");
+}
+
+// ---- the row route (detail::row_route, int_quant::run_rows) ----------------------
+
+TEST_CASE("int_quant: the row route gives the general route's bits, every mode, width, type and parameter",
+          "[int_quant][route]") {
+  const std::vector<float> xf = lowbit_test::mixed_values<float>(1400, 37);
+  const std::vector<double> xd = lowbit_test::mixed_values<double>(1400, 41);
+  // Per-row scales (a power of two among them: the divider's fast path
+  // needs a constant scale) and zero points.
+  const std::vector<float> sf{0.05f, 0.25f, 3.0f, 0.125f, 1e-3f, 7.0f, 1e-30f}, zf{0.0f, 2.0f, -3.0f, 1.5f, 0.0f, 7.0f, -1.0f};
+  const std::vector<double> sd(sf.begin(), sf.end()), zd(zf.begin(), zf.end());
+  for (rounding_mode m : lowbit::all_rounding_modes)
+    for (const bool is_signed : {true, false})
+      for (const bool narrow : {false, true})
+        for (const float b : {2.0f, 8.0f, 24.0f}) {
+          CAPTURE(lowbit::to_string(m), is_signed, narrow, b);
+          const auto ref = make(is_signed, narrow, m);
+          const auto ex = make<semantics::exact>(is_signed, narrow, m);
+          // scale per row; zero point per row; both (the same rows).
+          lowbit_test::require_row_route_bits(xf, sf, [&](const auto& xv, const auto& sv, const auto& yv) {
+            ref(xv, sv, 1.0f, b, yv);
+          });
+          lowbit_test::require_row_route_bits(xf, sf, [&](const auto& xv, const auto& sv, const auto& yv) {
+            ex(xv, sv, -1.0f, b, yv);
+          });
+          lowbit_test::require_row_route_bits(xf, zf, [&](const auto& xv, const auto& zv, const auto& yv) {
+            ex(xv, 0.25f, zv, b, yv);
+          });
+          lowbit_test::require_row_route_bits(xd, sd, [&](const auto& xv, const auto& sv, const auto& yv) {
+            ref(xv, sv, sv, double(b), yv);
+          });
+          lowbit_test::require_row_route_bits(xd, zd, [&](const auto& xv, const auto& zv, const auto& yv) {
+            ex(xv, 0.05, zv, double(b), yv);
+          });
+        }
+  // A bit width per row, a bipolar one, or a bad scale in one row: the
+  // general route (its checks and messages).
+  const std::vector<float> x(4 * 32, 0.3f), s{0.25f, 0.25f, 0.5f, 0.25f}, bits{8, 8, 2, 8};
+  std::vector<float> y(4 * 32, 42.0f);
+  const lowbit::strided_view<const float> xv(x.data(), {4, 32}), sv(s.data(), {4, 1});
+  const lowbit::strided_view<float> yv(y.data(), {4, 32});
+  make<semantics::exact>(true, false, rounding_mode::half_even)(xv, sv, 0.0f,
+                                                                lowbit::strided_view<const float>(bits.data(), {4, 1}), yv);
+  CHECK(y[0] == 0.25f);       // round(1.2) * 0.25
+  CHECK(y[2 * 32] == 0.5f);   // 2 bits, [-2, 1]: round(0.6) * 0.5
+  make<semantics::exact>(true, false, rounding_mode::half_even)(xv, sv, 0.0f, 1.0f, yv);
+  CHECK(y[0] == 0.25f);  // bipolar: +s for x >= 0
+  CHECK(y[2 * 32] == 0.5f);
+  const std::vector<float> bad{0.25f, 0.25f, 0.0f, 0.25f};
+  std::fill(y.begin(), y.end(), 42.0f);
+  check_rejected([&] {
+    make<semantics::exact>(true, false, rounding_mode::half_even)(xv, lowbit::strided_view<const float>(bad.data(), {4, 1}),
+                                                                  0.0f, 8.0f, yv);
+  }, y, "scale[2, 0] = 0");
 }
 
 // ---- the checks of parameter tensors (detail::require_elements) -----------

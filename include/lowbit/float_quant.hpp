@@ -882,6 +882,44 @@ struct float_quant {
     return true;
   }
 
+  /// The row route (detail/driver.hpp, row_route): a scale per row, every
+  /// format parameter one value of a format this thread has (as for
+  /// run_scalars); each row's scale checked as check_values checks it; the
+  /// kernel the state's run_with would give the row-mode piece. Any other
+  /// call, and the stochastic mode, takes the general route.
+  template <class T>
+  bool run_rows(const T* x, T* y, std::size_t rows, std::size_t cols, const std::array<const T*, inputs::size>& p,
+                const std::array<bool, inputs::size>& per_row, bool simd) const {
+    using I = inputs;
+    using O = operands;
+    constexpr std::size_t scale_i = I::index<"scale">;
+    if (rounding == rounding_mode::stochastic) return false;
+    for (std::size_t i = 0; i < I::size; ++i)
+      if (per_row[i] != (i == scale_i)) return false;
+    const T* s = p[scale_i];
+    if constexpr (exact)
+      if (!detail::all_elements(s, rows, [](auto v) { return detail::positive_scale(v); })) return false;
+    const format_memo& m = last_format();
+    if (!m.holds(format_memo::key_of(*p[I::index<"exponent_bitwidth">], *p[I::index<"mantissa_bitwidth">],
+                                     *p[I::index<"exponent_bias">], *p[I::index<"max_val">])))
+      return false;
+    std::array<T, O::size> v{};
+    v[O::index<"mantissa">] = m.mant;
+    v[O::index<"emin">] = m.emin;
+    v[O::index<"max">] = m.max;
+    std::array<const T*, O::size> ops{};
+    std::array<bool, O::size> vary{};
+    for (std::size_t k = 0; k < O::size; ++k) ops[k] = &v[k];
+    ops[O::index<"scale">] = s;
+    vary[O::index<"scale">] = true;
+    const detail::piece<T, O::size> pc = detail::rows_piece(x, y, rows, cols, ops, vary);
+    run_kernel<detail::stage::fake>(
+        rounding, overflow(), exact ? nullptr : detail::log2_roundup_thresholds(),
+        detail::stochastic_source{seed, random_bits, index_offset}, pc.s, pc.vary, simd,
+        [&](const auto& k) { detail::run_piece(k, pc, simd); }, [&](const auto& k) { detail::run_piece_compact(k, pc, simd); });
+    return true;
+  }
+
   /**
    * The kernel for operands (scale, mantissa, emin, max) that are `s` where
    * `vary` is false (arrays over the piece where it is true), run by

@@ -259,6 +259,48 @@ struct int_quant {
     return true;
   }
 
+  /// The row route (detail/driver.hpp, row_route): scale and zeropt one
+  /// value or one per row, one bit width (not bipolar: the general route),
+  /// checked as check_values checks them; the kernel the state's run_with
+  /// would give the row-mode piece. Not for the stochastic mode.
+  template <class T>
+  bool run_rows(const T* x, T* y, std::size_t rows, std::size_t cols, const std::array<const T*, inputs::size>& p,
+                const std::array<bool, inputs::size>& per_row, bool simd) const {
+    using I = inputs;
+    using O = operands;
+    constexpr std::size_t scale_i = I::index<"scale">, zeropt_i = I::index<"zeropt">, bits_i = I::index<"bitwidth">;
+    const T b = *p[bits_i];
+    if (rounding == rounding_mode::stochastic || per_row[bits_i] || !detail::valid_bitwidth(b)) return false;
+    if constexpr (S == semantics::exact)
+      if (!detail::all_elements(p[scale_i], per_row[scale_i] ? rows : 1,
+                                [](auto v) { return detail::positive_scale(v); }))
+        return false;
+    const auto r = detail::int_limits<S, T>(static_cast<int>(b), is_signed, narrow);
+    if (r.bipolar) return false;
+    std::array<T, O::size> v{};
+    v[O::index<"lo">] = r.lo;
+    v[O::index<"hi">] = r.hi;
+    std::array<const T*, O::size> ops{};
+    std::array<bool, O::size> vary{};
+    for (std::size_t k = 0; k < O::size; ++k) ops[k] = &v[k];
+    ops[O::index<"scale">] = p[scale_i];
+    ops[O::index<"zeropt">] = p[zeropt_i];
+    vary[O::index<"scale">] = per_row[scale_i];
+    vary[O::index<"zeropt">] = per_row[zeropt_i];
+    const detail::piece<T, O::size> pc = detail::rows_piece(x, y, rows, cols, ops, vary);
+    detail::with_rounding_mode(rounding, [&](auto mc) {
+      constexpr rounding_mode M = decltype(mc)::value;
+      if constexpr (M != rounding_mode::stochastic) {
+        constexpr std::size_t scale_k = O::index<"scale">;
+        const detail::int_quant_kernel<S, M, detail::stage::fake> k{
+            detail::scale_divider::for_scale(pc.s[scale_k], simd && !pc.vary[scale_k]), M,
+            {seed, random_bits, index_offset}};
+        detail::run_piece(k, pc, simd);
+      }
+    });
+    return true;
+  }
+
   /// Codes of type C: unsigned codes of a signed IntQuant are bits (bit
   /// width 1); the clamp range of every other bit width must fit C.
   template <class C, detail::stage St, class T>

@@ -38,6 +38,14 @@
  *   inputs are all scalars p, x and y contiguous; it checks p as
  *   check_values would and writes y as the state would, or returns false,
  *   having written nothing, to leave the call to the general route;
+ * - optionally, the row route's hook `template <class T> bool run_rows(const
+ *   T* x, T* y, std::size_t rows, std::size_t cols, const std::array<const
+ *   T*, inputs::size>& p, const std::array<bool, inputs::size>& per_row,
+ *   bool simd) const` (row_route below): a per-channel call, x and y dense
+ *   rows x cols, input i one value per row at p[i] where per_row[i] (row r
+ *   at p[i][r]), else the one value *p[i]; it checks every value as
+ *   check_values would and writes y as the state would, or returns false,
+ *   having written nothing;
  * - optionally, side outputs of the code stage (a block format's scales
  *   beside its element codes): `using code_outputs = names<"codes", ...>`
  *   names them after the codes; `template <class T> std::array<shape, K>
@@ -159,6 +167,19 @@ struct protocol_access {
   static bool run_scalars(const Op& op, const T* x, T* y, std::size_t n, const std::array<T, Op::inputs::size>& p,
                           bool simd) {
     return op.run_scalars(x, y, n, p, simd);
+  }
+  /// Whether Op declares the row route's hook (row_route) for T.
+  template <class Op, class T>
+  static constexpr bool has_row_route =
+      requires(const Op& op, const T* x, T* y, std::size_t n, const std::array<const T*, Op::inputs::size>& p,
+               const std::array<bool, Op::inputs::size>& per_row, bool simd) {
+        { op.run_rows(x, y, n, n, p, per_row, simd) } -> std::same_as<bool>;
+      };
+  template <class Op, class T>
+  static bool run_rows(const Op& op, const T* x, T* y, std::size_t rows, std::size_t cols,
+                       const std::array<const T*, Op::inputs::size>& p,
+                       const std::array<bool, Op::inputs::size>& per_row, bool simd) {
+    return op.run_rows(x, y, rows, cols, p, per_row, simd);
   }
   /// Whether Op has integer codes (declares check_codes).
   template <class Op>
@@ -412,6 +433,104 @@ LOWBIT_ALWAYS_INLINE bool scalar_view_route(const Op& op, Y& y, const X& x, cons
   return scalar_route_run(op, xd, yd, s.count(), p...);
 }
 
+/// Whether an input argument of a call on T may take the row route: a
+/// scalar, or a view or contiguous range of T (any other, and the general
+/// route's checks and messages apply).
+template <class P, class T>
+constexpr bool row_input_arg() {
+  using R = std::remove_cvref_t<P>;
+  if constexpr (std::is_arithmetic_v<R>)
+    return true;
+  else if constexpr (tensor_arg<const P&>)
+    return std::is_same_v<scalar_value_t<const P&>, T>;
+  else
+    return false;
+}
+
+/// Whether a call of Op with these argument types may take the row route:
+/// some input a tensor, every input a scalar or a tensor of x's element
+/// type, x and y tensors.
+template <class Op, class T, class X, class Y, class... P>
+constexpr bool row_call = !(std::is_arithmetic_v<std::remove_cvref_t<P>> && ...) && (row_input_arg<P, T>() && ...) &&
+                          protocol_access::has_row_route<Op, T> && protocol_access::has_scalar_route<Op, T>;
+
+/**
+ * The row route of the per-channel call: x and y dense row-major tensors of
+ * the same shape, every input a scalar, a tensor of one element, or a
+ * tensor of one value per row (a scale of shape [C, 1] for x of [C, W], or
+ * [1, C, 1, 1] for [1, C, H, W]: rows_split and per_row_operand, the test
+ * of the engine's per-channel route), dense; rows of at least a batch; one
+ * thread, no streaming stores; y is x or shares no byte with it, and
+ * shares none with any input. The views are read as the general route
+ * reads them (y, x, then the inputs in order: the same checks and
+ * messages). Every input one value: the scalar route's hook on the one
+ * flat run; otherwise the operator's `run_rows` hook, which checks every
+ * value and runs the row loop on the row-mode piece the engine would build
+ * (rows_piece). A call it declines goes to the general route, which reads
+ * and checks everything again and throws its message. Without it a
+ * per-channel call paid the general route's fixed cost, 200-300 ns
+ * (docs/performance.md, "The row route").
+ */
+template <class Op, class T, class Y, class X, class... P>
+bool row_route(const Op& op, Y& y, const X& x, const P&... p) {
+  constexpr std::size_t N = sizeof...(P);
+  // The tensor inputs' geometry only (a few hundred bytes less to clear).
+  constexpr std::size_t NT = (std::size_t(!std::is_arithmetic_v<std::remove_cvref_t<P>>) + ...);
+  nd_geom yg, xg;
+  T* yd = fill_nd(y, yg);
+  const T* xd = fill_nd(x, xg);
+  std::array<nd_geom, NT> tg;
+  std::array<std::size_t, NT> ti{};  // input index of each tensor input
+  std::array<const T*, N> pd{};
+  std::array<T, N> values{};
+  std::size_t i = 0, t = 0;
+  const auto read = [&](const auto& v) {
+    using V = std::remove_cvref_t<decltype(v)>;
+    if constexpr (std::is_arithmetic_v<V>) {
+      values[i] = static_cast<T>(v);
+    } else {
+      ti[t] = i;
+      pd[i] = fill_nd(v, tg[t++]);
+    }
+    ++i;
+  };
+  (read(p), ...);
+  protocol_access::check_attributes(op);  // the general route's first check after reading the arguments
+  const shape s = xg.get_shape();
+  if (!dense_row_major(xg, s) || !dense_row_major(yg, s)) return false;
+  const std::size_t count = s.count();
+  if (count == 0 || xd == nullptr || yd == nullptr) return false;
+  if (count >= op.exec.stream_min_elements || parallel_parts(op.exec, count) > 1) return false;
+  const auto xa = reinterpret_cast<std::uintptr_t>(xd), ya = reinterpret_cast<std::uintptr_t>(yd);
+  const std::uintptr_t bytes = count * sizeof(T);
+  if (xa != ya && xa < ya + bytes && ya < xa + bytes) return false;  // a partial overlap: the general route's error
+  std::array<const nd_geom*, NT> gs;
+  for (std::size_t j = 0; j < NT; ++j) gs[j] = &tg[j];
+  std::size_t k = 0;
+  if (!rows_split(s, gs.data(), NT, k)) return false;
+  std::size_t rows = 1, cols = 1;
+  for (std::size_t r = 0; r < k; ++r) rows *= s[r];
+  for (std::size_t r = k; r < s.rank(); ++r) cols *= s[r];
+  if (k != 0 && !row_mode_cols<T>(cols)) return false;  // short rows: the general route gathers them
+  std::array<bool, N> per_row{};
+  for (std::size_t j = 0; j < NT; ++j) {
+    const std::size_t in = ti[j];
+    bool one = true;
+    if (pd[in] == nullptr || !per_row_operand(tg[j], s, k, one)) return false;
+    per_row[in] = !one;
+    // An input y writes over: the general route's error.
+    const auto pa = reinterpret_cast<std::uintptr_t>(pd[in]);
+    const std::uintptr_t pbytes = (one ? 1 : rows) * sizeof(T);
+    if (pa < ya + bytes && ya < pa + pbytes) return false;
+    if (one) values[in] = *pd[in];
+  }
+  for (std::size_t j = 0; j < N; ++j)
+    if (!per_row[j]) pd[j] = &values[j];
+  const bool simd = simd_enabled();
+  if (k == 0) return protocol_access::run_scalars(op, xd, yd, count, values, simd);
+  return protocol_access::run_rows(op, xd, yd, rows, cols, pd, per_row, simd);
+}
+
 /// An operator's operator(): `op(x, inputs..., y)`, stage fake.
 template <class Op, class Y, class X, class... P>
 void call(const Op& op, Y&& y, const X& x, const P&... p) {
@@ -422,6 +541,8 @@ void call(const Op& op, Y&& y, const X& x, const P&... p) {
       if (scalar_route<Op, T>(op, y, x, p...)) return;
     } else if constexpr (scalar_view_call<Op, T, X, Y, P...>) {
       if (scalar_view_route<Op, T>(op, y, x, p...)) return;
+    } else if constexpr (row_call<Op, T, X, Y, P...>) {
+      if (row_route<Op, T>(op, y, x, p...)) return;
     }
     nd<T> yd = output_nd<T>(std::forward<Y>(y));
     read_args<Op, T>(

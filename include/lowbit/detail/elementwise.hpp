@@ -265,6 +265,19 @@ void check_tensor_elements(const nd<const T>& t, F&& f) {
   });
 }
 
+/// Whether the pure predicate `ok` (taking a value, giving a bool, and a
+/// batch<T>, giving its mask) holds for p[0, n): a batch at a time.
+template <class T, class Ok>
+LOWBIT_ALWAYS_INLINE bool all_elements(const T* p, std::size_t n, const Ok& ok) noexcept {
+  using B = batch<T>;
+  constexpr std::size_t L = B::size;
+  std::size_t i = 0;
+  bool all = true;
+  for (; all && i + L <= n; i += L) all = all_lanes(ok(load<B>(p + i)));
+  for (; all && i < n; ++i) all = ok(p[i]);
+  return all;
+}
+
 /**
  * Validation of every element of `t` by a pure predicate: calls
  * `fail(value, flat_index)` (which throws) for the first element, in
@@ -281,15 +294,7 @@ LOWBIT_ALWAYS_INLINE void require_elements(const nd<const T>& t, const Ok& ok, c
     if (!ok(*t.data)) fail(*t.data, std::size_t(0));
     return;
   }
-  if (const std::size_t n = dense_count(t); n != 0) {
-    using B = batch<T>;
-    constexpr std::size_t L = B::size;
-    std::size_t i = 0;
-    bool all = true;
-    for (; all && i + L <= n; i += L) all = all_lanes(ok(load<B>(t.data + i)));
-    for (; all && i < n; ++i) all = ok(t.data[i]);
-    if (all) return;
-  }
+  if (const std::size_t n = dense_count(t); n != 0 && all_elements(t.data, n, ok)) return;
   check_tensor_elements(t, [&](T v, std::size_t i) {
     if (!ok(v)) fail(v, i);
     return true;
@@ -1442,12 +1447,84 @@ bool run_dense_constant(const shape& out, const nd<const T>& x, const std::array
 }
 
 /**
+ * The split of a per-channel call's dimensions (run_dense_rows, and the
+ * driver's row route): for an output of shape `out` and the operands `gs`
+ * (right-aligned with out), `k` is the first dimension from which every
+ * operand has extent 1, so that rows are out's dimensions [0, k) and
+ * columns [k, rank) (k = 0: every operand one value). False when an
+ * operand has a higher rank than out (it would add dimensions).
+ */
+inline bool rows_split(const shape& out, const nd_geom* const* gs, std::size_t n, std::size_t& k) noexcept {
+  const std::size_t rank = out.rank();
+  k = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const nd_geom& g = *gs[i];
+    if (g.rank > rank) return false;
+    const std::size_t lead = rank - g.rank;
+    for (std::size_t r = g.rank; r-- > 0;)
+      if (g.ext[r] != 1) {
+        k = std::max(k, lead + r + 1);
+        break;
+      }
+  }
+  return true;
+}
+
+/**
+ * Whether operand `g` (rank at most out's) is, for the split of out at k
+ * (rows_split), one value (extents all 1: `one` set) or one value per row:
+ * out's extents over the rows (a dimension g lacks must be 1 in out), 1
+ * over the columns, dense row-major over the rows, so that row r's value
+ * is at r.
+ */
+inline bool per_row_operand(const nd_geom& g, const shape& out, std::size_t k, bool& one) noexcept {
+  const std::size_t rank = out.rank();
+  const std::size_t lead = rank - g.rank;
+  one = true;
+  for (std::size_t r = 0; r < g.rank; ++r) one = one && g.ext[r] == 1;
+  if (one) return true;
+  std::ptrdiff_t st = 1;
+  for (std::size_t r = rank; r-- > 0;) {
+    const std::size_t e = r >= lead ? g.ext[r - lead] : 1;
+    if (r >= k ? e != 1 : e != out[r]) return false;
+    if (e == 1) continue;
+    if (g.str[r - lead] != st) return false;
+    st *= static_cast<std::ptrdiff_t>(e);
+  }
+  return true;
+}
+
+/**
+ * The row-mode piece of `rows` rows of `cols` elements of x and y, both
+ * contiguous: operand I one value per row at p[I] (row r at p[I][r]) where
+ * `per_row[I]`, else the one value *p[I]; flat indices from 0. What
+ * tiling's row mode hands a sink for such a call.
+ */
+template <class T, std::size_t NP>
+LOWBIT_ALWAYS_INLINE piece<T, NP> rows_piece(const T* x, T* y, std::size_t rows, std::size_t cols,
+                                             const std::array<const T*, NP>& p,
+                                             const std::array<bool, NP>& per_row) noexcept {
+  piece<T, NP> pc;
+  for (std::size_t I = 0; I < NP; ++I) {
+    pc.p[I] = p[I];
+    pc.s[I] = *p[I];
+    pc.vary[I] = per_row[I];
+    pc.row_stride[I] = per_row[I] ? 1 : 0;
+  }
+  pc.loaded = true;
+  pc.x = x;
+  pc.y = y;
+  pc.n = rows * cols;
+  pc.rows = rows;
+  pc.cols = cols;
+  return pc;
+}
+
+/**
  * The direct route of a per-channel call, before any plan is made: x and y
  * dense row-major tensors of the output shape `out`, and every operand
- * either one value (rank 0, or extents all 1) or one value per row: for a
- * split of out's dimensions into rows [0, k) and columns [k, rank), an
- * operand whose extents over the columns are 1 and over the rows those of
- * out, dense row-major there (a scale of shape [C, 1] for x of [C, W], or
+ * either one value (rank 0, or extents all 1) or one value per row
+ * (rows_split, per_row_operand: a scale of shape [C, 1] for x of [C, W], or
  * [1, C, 1, 1] for [1, C, H, W]). With every operand one value, it hands
  * `sink` run_flat's flat piece; otherwise the row-mode piece the general
  * route would (one tile of rows x cols: make_engine_plan merges the row and
@@ -1463,19 +1540,10 @@ bool run_dense_rows(const shape& out, const nd<const T>& x, const std::array<con
   const std::size_t count = out.count();
   if (count < 2 || parallel_parts(exec, count) > 1) return false;
   if (!dense_row_major(x, out) || !dense_row_major(y, out)) return false;
-  // k: the first dimension from which every operand is 1 (operands are
-  // right-aligned with out; none has a higher rank, as out broadcasts them).
+  std::array<const nd_geom*, NP> gs;
+  for (std::size_t I = 0; I < NP; ++I) gs[I] = params[I];
   std::size_t k = 0;
-  for (std::size_t I = 0; I < NP; ++I) {
-    const nd_geom& g = *params[I];
-    if (g.rank > rank) return false;
-    const std::size_t lead = rank - g.rank;
-    for (std::size_t r = g.rank; r-- > 0;)
-      if (g.ext[r] != 1) {
-        k = std::max(k, lead + r + 1);
-        break;
-      }
-  }
+  if (!rows_split(out, gs.data(), NP, k)) return false;
   const std::array<const T*, NP> p = data_of(params);
   if (k == 0) {  // every operand one value: make_engine_plan merges all into one run
     sink(flat_piece(x.data, p, std::array<bool, NP>{}, y.data, count, 0, exec));
@@ -1487,36 +1555,13 @@ bool run_dense_rows(const shape& out, const nd<const T>& x, const std::array<con
   for (std::size_t r = 0; r < k; ++r) rows *= out[r];
   for (std::size_t r = k; r < rank; ++r) cols *= out[r];
   if (!row_mode_cols<T>(cols) || count >= exec.stream_min_elements) return false;
-  piece<T, NP> pc;
+  std::array<bool, NP> per_row{};
   for (std::size_t I = 0; I < NP; ++I) {
-    const nd_geom& g = *params[I];
-    const std::size_t lead = rank - g.rank;
-    bool one = true;  // extents all 1: constant over the piece
-    for (std::size_t r = 0; r < g.rank; ++r) one = one && g.ext[r] == 1;
-    if (!one) {
-      // One value per row: out's extents over the rows (a dimension the
-      // operand lacks must be 1 in out), 1 over the columns, dense.
-      std::ptrdiff_t st = 1;
-      for (std::size_t r = rank; r-- > 0;) {
-        const std::size_t e = r >= lead ? g.ext[r - lead] : 1;
-        if (r >= k ? e != 1 : e != out[r]) return false;
-        if (e == 1) continue;
-        if (g.str[r - lead] != st) return false;
-        st *= static_cast<std::ptrdiff_t>(e);
-      }
-    }
-    pc.p[I] = p[I];
-    pc.s[I] = *p[I];
-    pc.vary[I] = !one;
-    pc.row_stride[I] = one ? 0 : 1;
+    bool one = true;
+    if (!per_row_operand(*params[I], out, k, one)) return false;
+    per_row[I] = !one;
   }
-  pc.loaded = true;
-  pc.x = x.data;
-  pc.y = y.data;
-  pc.n = count;
-  pc.rows = rows;
-  pc.cols = cols;
-  sink(pc);
+  sink(rows_piece(x.data, y.data, rows, cols, p, per_row));
   return true;
 }
 

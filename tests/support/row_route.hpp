@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+// The row route (include/lowbit/detail/driver.hpp, row_route) against the
+// general route, for the operator tests: the same per-channel call with its
+// per-row parameter as a dense view (the route) and as a view of stride 2
+// into a buffer of twice the rows (not dense: the general route, its plan
+// and tiling), bit for bit.
+#ifndef LOWBIT_TESTS_ROW_ROUTE_HPP
+#define LOWBIT_TESTS_ROW_ROUTE_HPP
+
+#include <lowbit/lowbit.hpp>
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "support/catch.hpp"
+#include "support/checks.hpp"
+
+namespace lowbit_test {
+
+/**
+ * Requires `call(xv, pv, yv)`, an operator call with pv in the place of its
+ * per-row parameter (the other inputs fixed by `call`), to give the general
+ * route's bits when pv holds one value per row, `row_values[r]` for row r
+ * (cycled): rows 1, 2, 3 and 7; rows of 16, 17, 31, 32, 33 and 100
+ * elements (every batch width's whole rows and rows with a last, overlapping
+ * batch); x [R, W] with pv [R, 1], x [2, R, W] with pv [2, R, 1] (rows over
+ * two dimensions) and x [1, R, 2, W] with pv [1, R, 1, 1] (NCHW); out of place
+ * and in place; with the SIMD body and with the scalar kernels alone
+ * (detail::simd_scope). Rows shorter than a batch (the general route's
+ * chunks) and pv of one element ([1, 1]: the scalar route's hook) are
+ * checked too, and y overlapping pv or x (the general route's errors, with
+ * nothing written).
+ */
+template <class T, class Call>
+void require_row_route_bits(const std::vector<T>& x, const std::vector<T>& row_values, const Call& call) {
+  using CV = lowbit::strided_view<const T>;
+  using MV = lowbit::strided_view<T>;
+  for (const bool simd : {true, false}) {
+    const lowbit::detail::simd_scope path(simd);
+    for (const std::size_t rows : {1, 2, 3, 7})
+      for (const std::size_t w : {3, 16, 17, 31, 32, 33, 100}) {
+        for (int layout = 0; layout < 3; ++layout) {
+          CAPTURE(simd, rows, w, layout);
+          // x's shape and pv's (dense and strided) for this layout.
+          const std::size_t outer = layout == 1 ? 2 : 1, inner = layout == 2 ? 2 : 1;
+          const std::size_t n_rows = outer * rows, n = n_rows * inner * w;
+          REQUIRE(n <= x.size());
+          lowbit::shape xs, ps;
+          std::vector<std::ptrdiff_t> pst;
+          if (layout == 0) {
+            xs = lowbit::shape{rows, w};
+            ps = lowbit::shape{rows, 1};
+            pst = {2, 1};
+          } else if (layout == 1) {
+            xs = lowbit::shape{2, rows, w};
+            ps = lowbit::shape{2, rows, 1};
+            pst = {static_cast<std::ptrdiff_t>(2 * rows), 2, 1};
+          } else {
+            xs = lowbit::shape{1, rows, 2, w};
+            ps = lowbit::shape{1, rows, 1, 1};
+            pst = {static_cast<std::ptrdiff_t>(2 * rows), 2, 1, 1};
+          }
+          std::vector<T> dense(n_rows), spread(2 * n_rows, T(-3));
+          for (std::size_t r = 0; r < n_rows; ++r) dense[r] = spread[2 * r] = row_values[r % row_values.size()];
+          const CV xv(x.data(), xs);
+          std::vector<T> route(n, T(42)), general(n, T(42));
+          call(xv, CV(dense.data(), ps), MV(route.data(), xs));
+          call(xv, CV(spread.data(), ps, pst), MV(general.data(), xs));
+          require_same_bits(route, general);
+          std::vector<T> in_place(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(n));
+          call(CV(in_place.data(), xs), CV(dense.data(), ps), MV(in_place.data(), xs));
+          require_same_bits(in_place, general);
+        }
+        // One value as a tensor of one element: the scalar route's hook,
+        // the bits of the same value per row.
+        CAPTURE(simd, rows, w);
+        const lowbit::shape xs{rows, w};
+        const std::size_t n = rows * w;
+        const std::vector<T> one{row_values[0]}, same(rows, row_values[0]);
+        std::vector<T> a(n, T(42)), b(n, T(42));
+        call(CV(x.data(), xs), CV(one.data(), lowbit::shape{1, 1}), MV(a.data(), xs));
+        call(CV(x.data(), xs), CV(same.data(), lowbit::shape{rows, 1}), MV(b.data(), xs));
+        require_same_bits(a, b);
+      }
+  }
+  // y over the per-row values, and y shifted by a batch over x: the
+  // general route's errors, nothing written.
+  constexpr std::size_t rows = 4, w = 32;
+  std::vector<T> buf(rows * w + 64);
+  require_rejected_untouched(buf, "in memory", [&] {
+    call(CV(x.data(), {rows, w}), CV(buf.data() + 8, {rows, 1}), MV(buf.data(), {rows, w}));
+  });
+  require_rejected_untouched(buf, "in memory without being x itself", [&] {
+    call(CV(buf.data(), {rows, w}), CV(row_values.data(), {rows, 1}), MV(buf.data() + 16, {rows, w}));
+  });
+}
+
+}  // namespace lowbit_test
+
+#endif  // LOWBIT_TESTS_ROW_ROUTE_HPP
