@@ -882,8 +882,8 @@ struct float_quant {
     return true;
   }
 
-  /// The row route (detail/driver.hpp, row_route): a scale per row, every
-  /// format parameter one value of a format this thread has (as for
+  /// The row route (detail/driver.hpp, row_route): a scale per row or one,
+  /// every format parameter one value of a format this thread has (as for
   /// run_scalars); each row's scale checked as check_values checks it; the
   /// kernel the state's run_with would give the row-mode piece. Any other
   /// call, and the stochastic mode, takes the general route.
@@ -895,10 +895,11 @@ struct float_quant {
     constexpr std::size_t scale_i = I::index<"scale">;
     if (rounding == rounding_mode::stochastic) return false;
     for (std::size_t i = 0; i < I::size; ++i)
-      if (per_row[i] != (i == scale_i)) return false;
+      if (per_row[i] && i != scale_i) return false;
     const T* s = p[scale_i];
     if constexpr (exact)
-      if (!detail::all_elements(s, rows, [](auto v) { return detail::positive_scale(v); })) return false;
+      if (!detail::all_elements(s, per_row[scale_i] ? rows : 1, [](auto v) { return detail::positive_scale(v); }))
+        return false;
     const format_memo& m = last_format();
     if (!m.holds(format_memo::key_of(*p[I::index<"exponent_bitwidth">], *p[I::index<"mantissa_bitwidth">],
                                      *p[I::index<"exponent_bias">], *p[I::index<"max_val">])))
@@ -911,7 +912,7 @@ struct float_quant {
     std::array<bool, O::size> vary{};
     for (std::size_t k = 0; k < O::size; ++k) ops[k] = &v[k];
     ops[O::index<"scale">] = s;
-    vary[O::index<"scale">] = true;
+    vary[O::index<"scale">] = per_row[scale_i];
     const detail::piece<T, O::size> pc = detail::rows_piece(x, y, rows, cols, ops, vary);
     run_kernel<detail::stage::fake>(
         rounding, overflow(), exact ? nullptr : detail::log2_roundup_thresholds(),

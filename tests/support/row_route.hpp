@@ -28,8 +28,8 @@ namespace lowbit_test {
  * two dimensions) and x [1, R, 2, W] with pv [1, R, 1, 1] (NCHW); out of place
  * and in place; with the SIMD body and with the scalar kernels alone
  * (detail::simd_scope). Rows shorter than a batch (the general route's
- * chunks) and pv of one element ([1, 1]: the scalar route's hook) are
- * checked too, and y overlapping pv or x (the general route's errors, with
+ * chunks) and pv of one element ([1, 1]: one row of all the elements, as
+ * the scalar itself gives) are checked too, and y overlapping pv or x (the general route's errors, with
  * nothing written).
  */
 template <class T, class Call>
@@ -72,16 +72,19 @@ void require_row_route_bits(const std::vector<T>& x, const std::vector<T>& row_v
           call(CV(in_place.data(), xs), CV(dense.data(), ps), MV(in_place.data(), xs));
           require_same_bits(in_place, general);
         }
-        // One value as a tensor of one element: the scalar route's hook,
-        // the bits of the same value per row.
+        // One value as a tensor of one element (the route, one row of all
+        // the elements): the bits of the scalar (the scalar route) and of
+        // the same value per row.
         CAPTURE(simd, rows, w);
         const lowbit::shape xs{rows, w};
         const std::size_t n = rows * w;
         const std::vector<T> one{row_values[0]}, same(rows, row_values[0]);
-        std::vector<T> a(n, T(42)), b(n, T(42));
+        std::vector<T> a(n, T(42)), b(n, T(42)), c(n, T(42));
         call(CV(x.data(), xs), CV(one.data(), lowbit::shape{1, 1}), MV(a.data(), xs));
-        call(CV(x.data(), xs), CV(same.data(), lowbit::shape{rows, 1}), MV(b.data(), xs));
+        call(CV(x.data(), xs), row_values[0], MV(b.data(), xs));
+        call(CV(x.data(), xs), CV(same.data(), lowbit::shape{rows, 1}), MV(c.data(), xs));
         require_same_bits(a, b);
+        require_same_bits(c, b);
       }
   }
   // y over the per-row values, and y shifted by a batch over x: the

@@ -42,8 +42,9 @@
  *   T* x, T* y, std::size_t rows, std::size_t cols, const std::array<const
  *   T*, inputs::size>& p, const std::array<bool, inputs::size>& per_row,
  *   bool simd) const` (row_route below): a per-channel call, x and y dense
- *   rows x cols, input i one value per row at p[i] where per_row[i] (row r
- *   at p[i][r]), else the one value *p[i]; it checks every value as
+ *   rows x cols (rows may be 1 and cols short when nothing is per row),
+ *   input i one value per row at p[i] where per_row[i] (row r at p[i][r]),
+ *   else the one value *p[i]; it checks every value as
  *   check_values would and writes y as the state would, or returns false,
  *   having written nothing;
  * - optionally, side outputs of the code stage (a block format's scales
@@ -452,7 +453,7 @@ constexpr bool row_input_arg() {
 /// type, x and y tensors.
 template <class Op, class T, class X, class Y, class... P>
 constexpr bool row_call = !(std::is_arithmetic_v<std::remove_cvref_t<P>> && ...) && (row_input_arg<P, T>() && ...) &&
-                          protocol_access::has_row_route<Op, T> && protocol_access::has_scalar_route<Op, T>;
+                          protocol_access::has_row_route<Op, T>;
 
 /**
  * The row route of the per-channel call: x and y dense row-major tensors of
@@ -463,10 +464,11 @@ constexpr bool row_call = !(std::is_arithmetic_v<std::remove_cvref_t<P>> && ...)
  * thread, no streaming stores; y is x or shares no byte with it, and
  * shares none with any input. The views are read as the general route
  * reads them (y, x, then the inputs in order: the same checks and
- * messages). Every input one value: the scalar route's hook on the one
- * flat run; otherwise the operator's `run_rows` hook, which checks every
- * value and runs the row loop on the row-mode piece the engine would build
- * (rows_piece). A call it declines goes to the general route, which reads
+ * messages). Then the operator's `run_rows` hook checks every value and
+ * runs the row loop on the row-mode piece the engine would build
+ * (rows_piece); with every input one value, on one row of all the elements
+ * (not the scalar route's hook, whose loop of its own would be compiled
+ * for every call site with a tensor parameter). A call it declines goes to the general route, which reads
  * and checks everything again and throws its message. Without it a
  * per-channel call paid the general route's fixed cost, 200-300 ns
  * (docs/performance.md, "The row route").
@@ -526,9 +528,9 @@ bool row_route(const Op& op, Y& y, const X& x, const P&... p) {
   }
   for (std::size_t j = 0; j < N; ++j)
     if (!per_row[j]) pd[j] = &values[j];
-  const bool simd = simd_enabled();
-  if (k == 0) return protocol_access::run_scalars(op, xd, yd, count, values, simd);
-  return protocol_access::run_rows(op, xd, yd, rows, cols, pd, per_row, simd);
+  // Every input one value (k = 0): one row of all the elements, on the
+  // kernels the general route compiles anyway.
+  return protocol_access::run_rows(op, xd, yd, rows, cols, pd, per_row, simd_enabled());
 }
 
 /// An operator's operator(): `op(x, inputs..., y)`, stage fake.
