@@ -44,9 +44,9 @@
  *   bool simd) const` (row_route below): a per-channel call, x and y dense
  *   rows x cols (rows may be 1 and cols short when nothing is per row),
  *   input i one value per row at p[i] where per_row[i] (row r at p[i][r]),
- *   else the one value *p[i]; it checks every value as
- *   check_values would and writes y as the state would, or returns false,
- *   having written nothing;
+ *   else the one value *p[i]; it checks every value as check_values would
+ *   and writes y as the state would, or returns false, having written
+ *   nothing;
  * - optionally, side outputs of the code stage (a block format's scales
  *   beside its element codes): `using code_outputs = names<"codes", ...>`
  *   names them after the codes; `template <class T> std::array<shape, K>
@@ -468,10 +468,10 @@ constexpr bool row_call = !(std::is_arithmetic_v<std::remove_cvref_t<P>> && ...)
  * runs the row loop on the row-mode piece the engine would build
  * (rows_piece); with every input one value, on one row of all the elements
  * (not the scalar route's hook, whose loop of its own would be compiled
- * for every call site with a tensor parameter). A call it declines goes to the general route, which reads
- * and checks everything again and throws its message. Without it a
- * per-channel call paid the general route's fixed cost, 200-300 ns
- * (docs/performance.md, "The row route").
+ * for every call site with a tensor parameter). A call it declines goes to
+ * the general route, which reads and checks everything again and throws
+ * its message. Without it a per-channel call paid the general route's
+ * fixed cost, 200-300 ns (docs/performance.md, "The row route").
  */
 template <class Op, class T, class Y, class X, class... P>
 bool row_route(const Op& op, Y& y, const X& x, const P&... p) {
