@@ -859,15 +859,11 @@ struct float_quant {
     if (rounding == rounding_mode::stochastic) return false;
     if constexpr (exact)
       if (!detail::positive_scale(s)) return false;
-    const format_memo& m = last_format();
-    if (!m.holds(format_memo::key_of(p[I::index<"exponent_bitwidth">], p[I::index<"mantissa_bitwidth">],
-                                     p[I::index<"exponent_bias">], p[I::index<"max_val">])))
-      return false;
     std::array<T, O::size> ops{};
+    if (!known_format(p[I::index<"exponent_bitwidth">], p[I::index<"mantissa_bitwidth">], p[I::index<"exponent_bias">],
+                      p[I::index<"max_val">], ops))
+      return false;
     ops[O::index<"scale">] = s;
-    ops[O::index<"mantissa">] = m.mant;
-    ops[O::index<"emin">] = m.emin;
-    ops[O::index<"max">] = m.max;
     // A loop of its own for the default mode, ROUND (run_splat).
     const auto run = [&](const auto& k) {
       using K = std::remove_cvref_t<decltype(k)>;
@@ -900,25 +896,43 @@ struct float_quant {
     if constexpr (exact)
       if (!detail::all_elements(s, per_row[scale_i] ? rows : 1, [](auto v) { return detail::positive_scale(v); }))
         return false;
-    const format_memo& m = last_format();
-    if (!m.holds(format_memo::key_of(*p[I::index<"exponent_bitwidth">], *p[I::index<"mantissa_bitwidth">],
-                                     *p[I::index<"exponent_bias">], *p[I::index<"max_val">])))
-      return false;
     std::array<T, O::size> v{};
-    v[O::index<"mantissa">] = m.mant;
-    v[O::index<"emin">] = m.emin;
-    v[O::index<"max">] = m.max;
+    if (!known_format(*p[I::index<"exponent_bitwidth">], *p[I::index<"mantissa_bitwidth">],
+                      *p[I::index<"exponent_bias">], *p[I::index<"max_val">], v))
+      return false;
     std::array<const T*, O::size> ops{};
     std::array<bool, O::size> vary{};
     for (std::size_t k = 0; k < O::size; ++k) ops[k] = &v[k];
     ops[O::index<"scale">] = s;
     vary[O::index<"scale">] = per_row[scale_i];
-    const detail::piece<T, O::size> pc = detail::rows_piece(x, y, rows, cols, ops, vary);
-    run_kernel<detail::stage::fake>(
-        rounding, overflow(), exact ? nullptr : detail::log2_roundup_thresholds(),
-        detail::stochastic_source{seed, random_bits, index_offset}, pc.s, pc.vary, simd,
-        [&](const auto& k) { detail::run_piece(k, pc, simd); }, [&](const auto& k) { detail::run_piece_compact(k, pc, simd); });
+    run_on_piece<detail::stage::fake>(rounding, overflow(), exact ? nullptr : detail::log2_roundup_thresholds(),
+                                      detail::stochastic_source{seed, random_bits, index_offset},
+                                      detail::rows_piece(x, y, rows, cols, ops, vary), simd);
     return true;
+  }
+
+  /// The operands mantissa, emin and max of the format (e, m, bias, max_val)
+  /// into `ops`, when it is the format this thread last computed (and so
+  /// checked: last_format); false otherwise, `ops` untouched.
+  template <class T>
+  static bool known_format(T e, T m, T bias, T max_val, std::array<T, operands::size>& ops) noexcept {
+    const format_memo& f = last_format();
+    if (!f.holds(format_memo::key_of(e, m, bias, max_val))) return false;
+    ops[operands::index<"mantissa">] = f.mant;
+    ops[operands::index<"emin">] = f.emin;
+    ops[operands::index<"max">] = f.max;
+    return true;
+  }
+
+  /// run_kernel on the piece `pc`, with both batch loops or the loaded loop
+  /// alone as run_kernel picks: what the state and the row route run.
+  template <detail::stage St, class T>
+  static void run_on_piece(rounding_mode mode, detail::fq_overflow ov, const std::int32_t* thr,
+                           const detail::stochastic_source& rnd, const detail::piece<T, operands::size>& pc,
+                           bool simd) {
+    run_kernel<St>(
+        mode, ov, thr, rnd, pc.s, pc.vary, simd, [&](const auto& k) { detail::run_piece(k, pc, simd); },
+        [&](const auto& k) { detail::run_piece_compact(k, pc, simd); });
   }
 
   /**
@@ -1154,9 +1168,7 @@ struct float_quant {
     /// run() with the random source `rnd` (the state's, with a group cache).
     template <detail::stage St>
     void run_with(const detail::piece<T, operands::size>& pc, bool simd, const detail::stochastic_source& rnd) const {
-      run_kernel<St>(
-          mode, ov, thr, rnd, pc.s, pc.vary, simd, [&](const auto& k) { detail::run_piece(k, pc, simd); },
-          [&](const auto& k) { detail::run_piece_compact(k, pc, simd); });
+      run_on_piece<St>(mode, ov, thr, rnd, pc, simd);
     }
   };
 };

@@ -379,16 +379,30 @@ constexpr bool scalar_view_call = (!plain_range_arg<X> || !plain_range_arg<Y>) &
                                   (std::is_arithmetic_v<std::remove_cvref_t<P>> && ...) &&
                                   protocol_access::has_scalar_route<Op, T>;
 
+/// Whether `n` bytes at address a and `m` at b share a byte.
+inline bool bytes_overlap(std::uintptr_t a, std::uintptr_t n, std::uintptr_t b, std::uintptr_t m) noexcept {
+  return a < b + m && b < a + n;
+}
+
+/// What the scalar and row routes need of x and y, n elements each,
+/// contiguous, at xd and yd: n > 0, y equal to x or apart from it (a
+/// partial overlap is the general route's error), one thread, no streaming
+/// stores.
+template <class Op, class T>
+LOWBIT_ALWAYS_INLINE bool route_io_ok(const Op& op, const T* xd, const T* yd, std::size_t n) noexcept {
+  if (n == 0 || xd == nullptr || yd == nullptr) return false;
+  const auto xa = reinterpret_cast<std::uintptr_t>(xd), ya = reinterpret_cast<std::uintptr_t>(yd);
+  const std::uintptr_t bytes = n * sizeof(T);  // the size of an existing tensor
+  if (xa != ya && bytes_overlap(xa, bytes, ya, bytes)) return false;
+  return n < op.exec.stream_min_elements && parallel_parts(op.exec, n) <= 1;
+}
+
 /// The scalar route's common part: x and y of n elements, contiguous, at
 /// xd and yd, the attributes checked. Returns false, having written
 /// nothing, to leave the call to the general route.
 template <class Op, class T, class... P>
 LOWBIT_ALWAYS_INLINE bool scalar_route_run(const Op& op, const T* xd, T* yd, std::size_t n, const P&... p) {
-  if (n == 0 || xd == nullptr || yd == nullptr) return false;
-  const auto xa = reinterpret_cast<std::uintptr_t>(xd), ya = reinterpret_cast<std::uintptr_t>(yd);
-  const std::uintptr_t bytes = n * sizeof(T);  // the size of an existing tensor
-  if (xa != ya && xa < ya + bytes && ya < xa + bytes) return false;  // a partial overlap: the general route's error
-  if (n >= op.exec.stream_min_elements || parallel_parts(op.exec, n) > 1) return false;
+  if (!route_io_ok(op, xd, yd, n)) return false;
   return protocol_access::run_scalars(op, xd, yd, n, std::array<T, sizeof...(P)>{static_cast<T>(p)...},
                                       simd_enabled());
 }
@@ -501,18 +515,13 @@ bool row_route(const Op& op, Y& y, const X& x, const P&... p) {
   const shape s = xg.get_shape();
   if (!dense_row_major(xg, s) || !dense_row_major(yg, s)) return false;
   const std::size_t count = s.count();
-  if (count == 0 || xd == nullptr || yd == nullptr) return false;
-  if (count >= op.exec.stream_min_elements || parallel_parts(op.exec, count) > 1) return false;
-  const auto xa = reinterpret_cast<std::uintptr_t>(xd), ya = reinterpret_cast<std::uintptr_t>(yd);
+  if (!route_io_ok(op, xd, yd, count)) return false;
+  const auto ya = reinterpret_cast<std::uintptr_t>(yd);
   const std::uintptr_t bytes = count * sizeof(T);
-  if (xa != ya && xa < ya + bytes && ya < xa + bytes) return false;  // a partial overlap: the general route's error
   std::array<const nd_geom*, NT> gs;
   for (std::size_t j = 0; j < NT; ++j) gs[j] = &tg[j];
-  std::size_t k = 0;
-  if (!rows_split(s, gs.data(), NT, k)) return false;
-  std::size_t rows = 1, cols = 1;
-  for (std::size_t r = 0; r < k; ++r) rows *= s[r];
-  for (std::size_t r = k; r < s.rank(); ++r) cols *= s[r];
+  std::size_t k = 0, rows = 1, cols = 1;
+  if (!rows_split(s, gs.data(), NT, k, rows, cols)) return false;
   if (k != 0 && !row_mode_cols<T>(cols)) return false;  // short rows: the general route gathers them
   std::array<bool, N> per_row{};
   for (std::size_t j = 0; j < NT; ++j) {
@@ -521,9 +530,7 @@ bool row_route(const Op& op, Y& y, const X& x, const P&... p) {
     if (pd[in] == nullptr || !per_row_operand(tg[j], s, k, one)) return false;
     per_row[in] = !one;
     // An input y writes over: the general route's error.
-    const auto pa = reinterpret_cast<std::uintptr_t>(pd[in]);
-    const std::uintptr_t pbytes = (one ? 1 : rows) * sizeof(T);
-    if (pa < ya + bytes && ya < pa + pbytes) return false;
+    if (bytes_overlap(reinterpret_cast<std::uintptr_t>(pd[in]), (one ? 1 : rows) * sizeof(T), ya, bytes)) return false;
     if (one) values[in] = *pd[in];
   }
   for (std::size_t j = 0; j < N; ++j)

@@ -1451,10 +1451,12 @@ bool run_dense_constant(const shape& out, const nd<const T>& x, const std::array
  * driver's row route): for an output of shape `out` and the operands `gs`
  * (right-aligned with out), `k` is the first dimension from which every
  * operand has extent 1, so that rows are out's dimensions [0, k) and
- * columns [k, rank) (k = 0: every operand one value). False when an
- * operand has a higher rank than out (it would add dimensions).
+ * columns [k, rank) (k = 0: every operand one value), `rows` and `cols`
+ * the products of their extents (out's count fits, so they do). False
+ * when an operand has a higher rank than out (it would add dimensions).
  */
-inline bool rows_split(const shape& out, const nd_geom* const* gs, std::size_t n, std::size_t& k) noexcept {
+inline bool rows_split(const shape& out, const nd_geom* const* gs, std::size_t n, std::size_t& k, std::size_t& rows,
+                       std::size_t& cols) noexcept {
   const std::size_t rank = out.rank();
   k = 0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -1467,6 +1469,12 @@ inline bool rows_split(const shape& out, const nd_geom* const* gs, std::size_t n
         break;
       }
   }
+  // Products, not count / rows: no 64-bit division, tens of cycles on some
+  // CPUs, in every per-channel call.
+  rows = 1;
+  cols = 1;
+  for (std::size_t r = 0; r < k; ++r) rows *= out[r];
+  for (std::size_t r = k; r < rank; ++r) cols *= out[r];
   return true;
 }
 
@@ -1536,24 +1544,18 @@ LOWBIT_ALWAYS_INLINE piece<T, NP> rows_piece(const T* x, T* y, std::size_t rows,
 template <class T, std::size_t NP>
 bool run_dense_rows(const shape& out, const nd<const T>& x, const std::array<const nd<const T>*, NP>& params,
                     const nd<T>& y, piece_sink<T, NP> sink, const execution& exec) {
-  const std::size_t rank = out.rank();
   const std::size_t count = out.count();
   if (count < 2 || parallel_parts(exec, count) > 1) return false;
   if (!dense_row_major(x, out) || !dense_row_major(y, out)) return false;
   std::array<const nd_geom*, NP> gs;
   for (std::size_t I = 0; I < NP; ++I) gs[I] = params[I];
-  std::size_t k = 0;
-  if (!rows_split(out, gs.data(), NP, k)) return false;
+  std::size_t k = 0, rows = 1, cols = 1;
+  if (!rows_split(out, gs.data(), NP, k, rows, cols)) return false;
   const std::array<const T*, NP> p = data_of(params);
   if (k == 0) {  // every operand one value: make_engine_plan merges all into one run
     sink(flat_piece(x.data, p, std::array<bool, NP>{}, y.data, count, 0, exec));
     return true;
   }
-  // Both products of out's extents (count fits): no 64-bit division, tens
-  // of cycles on some CPUs, in every per-channel call.
-  std::size_t rows = 1, cols = 1;
-  for (std::size_t r = 0; r < k; ++r) rows *= out[r];
-  for (std::size_t r = k; r < rank; ++r) cols *= out[r];
   if (!row_mode_cols<T>(cols) || count >= exec.stream_min_elements) return false;
   std::array<bool, NP> per_row{};
   for (std::size_t I = 0; I < NP; ++I) {
