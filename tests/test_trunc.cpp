@@ -11,6 +11,7 @@
 
 #include "support/catch.hpp"
 #include "support/checks.hpp"
+#include "support/row_route.hpp"
 #include "support/scalar_route.hpp"
 #include "support/test_util.hpp"
 
@@ -862,4 +863,75 @@ TEST_CASE("trunc: the scalar route gives the general route's bits, every mode, w
                  "in_bitwidth = 0");
   check_rejected([&] { make(true, false, rounding_mode::floor)(x, 1.0f, 0.0f, 8.0f, 1.0f, 8.5f, y); }, y,
                  "out_bitwidth = 8.5");
+}
+
+// ---- the row route (detail::row_route, trunc::run_rows) -------------------------
+
+TEST_CASE("trunc: the row route gives the general route's bits, every mode, width, type and parameter",
+          "[trunc][route]") {
+  const std::vector<float> xf = lowbit_test::mixed_values<float>(1400, 37);
+  const std::vector<double> xd = lowbit_test::mixed_values<double>(1400, 41);
+  // Per-row scales: with out_scale 0.35, t = 8, 1, 1/8, 4, 256, 1/16 and
+  // 2^98 (ratios rounded to powers of two, below and above 1); with scale
+  // 1e-30, the out_scale 1.7e8 gives t = 2^127, which has no exact inverse
+  // (the scalar path, for every row). Zero points per row.
+  const std::vector<float> sf{0.05f, 0.25f, 3.0f, 0.125f, 1e-3f, 7.0f, 1e-30f};
+  const std::vector<float> osf{0.35f, 1.0f, 2.0f, 1.7e8f, 0.5f, 3.0f, 1e-3f};
+  const std::vector<float> zf{0.0f, 2.0f, -3.0f, 1.5f, 0.0f, 7.0f, -1.0f};
+  const std::vector<double> sd(sf.begin(), sf.end()), zd(zf.begin(), zf.end());
+  for (rounding_mode m : lowbit::all_rounding_modes)
+    for (const bool is_signed : {true, false})
+      for (const bool narrow : {false, true})
+        for (const auto& [in_b, out_b] : {std::pair{8.0f, 4.0f}, std::pair{4.0f, 8.0f}, std::pair{32.0f, 24.0f}}) {
+          CAPTURE(lowbit::to_string(m), is_signed, narrow, in_b, out_b);
+          const auto ref = make(is_signed, narrow, m);
+          const auto ex = make<semantics::exact>(is_signed, narrow, m);
+          // scale per row; out_scale per row; zero point per row; scale
+          // and zero point per row (the same rows); double.
+          lowbit_test::require_row_route_bits(xf, sf, [&](const auto& xv, const auto& sv, const auto& yv) {
+            ref(xv, sv, 1.0f, in_b, 0.35f, out_b, yv);
+          });
+          lowbit_test::require_row_route_bits(xf, sf, [&](const auto& xv, const auto& sv, const auto& yv) {
+            ex(xv, sv, -1.0f, in_b, 0.35f, out_b, yv);
+          });
+          lowbit_test::require_row_route_bits(xf, osf, [&](const auto& xv, const auto& ov, const auto& yv) {
+            ref(xv, 1e-30f, 0.0f, in_b, ov, out_b, yv);
+          });
+          lowbit_test::require_row_route_bits(xf, osf, [&](const auto& xv, const auto& ov, const auto& yv) {
+            ex(xv, 0.05f, 0.0f, in_b, ov, out_b, yv);
+          });
+          lowbit_test::require_row_route_bits(xf, zf, [&](const auto& xv, const auto& zv, const auto& yv) {
+            ex(xv, 0.25f, zv, in_b, 2.0f, out_b, yv);
+          });
+          lowbit_test::require_row_route_bits(xf, sf, [&](const auto& xv, const auto& sv, const auto& yv) {
+            ref(xv, sv, sv, in_b, 0.5f, out_b, yv);
+          });
+          lowbit_test::require_row_route_bits(xd, sd, [&](const auto& xv, const auto& sv, const auto& yv) {
+            ref(xv, sv, 0.0, double(in_b), 0.35, double(out_b), yv);
+          });
+          lowbit_test::require_row_route_bits(xd, zd, [&](const auto& xv, const auto& zv, const auto& yv) {
+            ex(xv, 0.05, zv, double(in_b), 0.35, double(out_b), yv);
+          });
+        }
+  // An out_bitwidth or in_bitwidth per row (the general route), against
+  // one-element calls; a bad scale or ratio in one row (the general route's
+  // messages, nothing written).
+  const std::vector<float> x(4 * 32, 2.3f), s{0.25f, 0.25f, 0.5f, 0.25f}, ob{8, 8, 2, 8}, ib{8, 8, 9, 8};
+  std::vector<float> y(4 * 32, 42.0f);
+  const strided_view<const float> xv(x.data(), {4, 32}), sv(s.data(), {4, 1});
+  const strided_view<float> yv(y.data(), {4, 32});
+  const auto ex = make<semantics::exact>(true, false, rounding_mode::half_even);
+  ex(xv, sv, 0.0f, 8.0f, 1.0f, strided_view<const float>(ob.data(), {4, 1}), yv);
+  CHECK(y[0] == tr1<semantics::exact>(2.3f, 0.25f, 0.0f, 8.0f, 1.0f, 8.0f, true, false, rounding_mode::half_even));
+  CHECK(y[2 * 32] == 1.0f);  // 2 bits: round(4.6) = 5 / t = 2 -> 2.5, clamped to 1, times out_scale 1
+  CHECK(y[2 * 32] == tr1<semantics::exact>(2.3f, 0.5f, 0.0f, 8.0f, 1.0f, 2.0f, true, false, rounding_mode::half_even));
+  std::fill(y.begin(), y.end(), 42.0f);
+  ex(xv, sv, 0.0f, strided_view<const float>(ib.data(), {4, 1}), 1.0f, 8.0f, yv);
+  CHECK(y[2 * 32] == tr1<semantics::exact>(2.3f, 0.5f, 0.0f, 9.0f, 1.0f, 8.0f, true, false, rounding_mode::half_even));
+  const std::vector<float> bad{0.25f, 0.25f, 0.0f, 0.25f}, huge{1.0f, 1.0f, 1.0f, 3e38f};
+  std::fill(y.begin(), y.end(), 42.0f);
+  check_rejected([&] { ex(xv, strided_view<const float>(bad.data(), {4, 1}), 0.0f, 8.0f, 1.0f, 8.0f, yv); }, y,
+                 "scale[2, 0] = 0");
+  check_rejected([&] { ex(xv, 1e-30f, 0.0f, 8.0f, strided_view<const float>(huge.data(), {4, 1}), 8.0f, yv); }, y,
+                 "out_scale / scale");
 }

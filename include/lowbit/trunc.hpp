@@ -192,6 +192,29 @@ struct trunc_scale_ref_kernel {
 };
 
 /**
+ * The reference t of n (scale, out_scale) pairs into out: scale a[i * sa]
+ * and out_scale b[i * sb] (a stride 0 repeats one value), a float batch at
+ * a time (trunc_scale_ref_kernel) when both strides are 0 or 1 and `simd`,
+ * else element by element. One run of trunc_scales_ref, and the per-row t
+ * of the row route (trunc::run_rows).
+ */
+template <class T>
+void trunc_scales_ref_run(const T* a, std::ptrdiff_t sa, const T* b, std::ptrdiff_t sb, T* out, std::size_t n,
+                          bool simd) {
+  using K = trunc_scale_ref_kernel<T>;
+  std::size_t i = 0;
+  if constexpr (std::is_same_v<T, float>) {
+    using B = batch<float>;
+    constexpr std::size_t L = B::size;
+    if (simd && (sa == 0 || sa == 1) && (sb == 0 || sb == 1)) {
+      for (; i + L <= n; i += L)
+        detail::store(out + i, K{}(sa != 0 ? load<B>(a + i) : B(*a), sb != 0 ? load<B>(b + i) : B(*b)));
+    }
+  }
+  for (; i < n; ++i) out[i] = K{}(a[static_cast<std::ptrdiff_t>(i) * sa], b[static_cast<std::ptrdiff_t>(i) * sb]);
+}
+
+/**
  * The reference t of every position of the shape `ts` (scale and out_scale
  * broadcast against it), row-major into t: trunc_scale_ref_kernel along
  * each innermost run, a float batch at a time where both operands are
@@ -202,25 +225,12 @@ struct trunc_scale_ref_kernel {
  */
 template <class T>
 void trunc_scales_ref(const shape& ts, const nd<const T>& ss, const nd<const T>& os, T* t, bool simd) {
-  using K = trunc_scale_ref_kernel<T>;
   const loop_plan<2> p = make_plan<2>(ts, {&ss, &os});
   const std::ptrdiff_t sa = p.inner_stride(0), sb = p.inner_stride(1);
   std::size_t flat = 0;
   for_each_run(p, [&](const std::array<std::ptrdiff_t, 2>& off, std::size_t n) {
-    const T* a = ss.data + off[0];
-    const T* b = os.data + off[1];
-    T* out = t + flat;
+    trunc_scales_ref_run(ss.data + off[0], sa, os.data + off[1], sb, t + flat, n, simd);
     flat += n;
-    std::size_t i = 0;
-    if constexpr (std::is_same_v<T, float>) {
-      using B = batch<float>;
-      constexpr std::size_t L = B::size;
-      if (simd && (sa == 0 || sa == 1) && (sb == 0 || sb == 1)) {
-        for (; i + L <= n; i += L)
-          detail::store(out + i, K{}(sa != 0 ? load<B>(a + i) : B(*a), sb != 0 ? load<B>(b + i) : B(*b)));
-      }
-    }
-    for (; i < n; ++i) out[i] = K{}(a[static_cast<std::ptrdiff_t>(i) * sa], b[static_cast<std::ptrdiff_t>(i) * sb]);
   });
 }
 
@@ -568,6 +578,80 @@ struct trunc {
         detail::run_splat<direct>(
             detail::trunc_kernel<S, M, detail::stage::fake>{sd, t_inverse, M, {seed, random_bits, index_offset}}, x,
             y, n, ops, simd);
+    });
+    return true;
+  }
+
+  /// The row route (detail/driver.hpp, row_route): x and y dense rows of
+  /// `cols` elements, scale, zeropt and out_scale one value or one value per
+  /// row (per_row), the bit widths one value each. The values are checked as
+  /// check_values and the state check them, t is computed per row as the
+  /// state computes it per element (trunc_scales_ref_run, trunc_scale), and
+  /// the kernel run_with would pick runs on the row-mode piece the engine
+  /// would build. Declines (false, nothing written) the stochastic mode, a
+  /// bit width per row and any value the general route rejects, which then
+  /// throws its message.
+  template <class T>
+  bool run_rows(const T* x, T* y, std::size_t rows, std::size_t cols, const std::array<const T*, inputs::size>& p,
+                const std::array<bool, inputs::size>& per_row, bool simd) const {
+    using I = inputs;
+    using O = operands;
+    constexpr std::size_t scale_i = I::index<"scale">, zeropt_i = I::index<"zeropt">, os_i = I::index<"out_scale">,
+                          ib_i = I::index<"in_bitwidth">, ob_i = I::index<"out_bitwidth">;
+    const T ob = *p[ob_i];
+    if (rounding == rounding_mode::stochastic || per_row[ib_i] || per_row[ob_i] ||
+        !detail::valid_bitwidth(*p[ib_i]) || !detail::valid_bitwidth(ob))
+      return false;
+    const std::size_t ns = per_row[scale_i] ? rows : 1, nos = per_row[os_i] ? rows : 1;
+    const std::size_t nt = std::max(ns, nos);
+    if constexpr (S == semantics::exact) {
+      const auto positive = [](auto v) { return detail::positive_scale(v); };
+      if (!detail::all_elements(p[scale_i], ns, positive) || !detail::all_elements(p[os_i], nos, positive))
+        return false;
+    }
+    // t per row (or one t), on the stack for up to 256 rows.
+    constexpr std::size_t stack_rows = 256;
+    alignas(64) T t_stack[stack_rows];
+    detail::derived_storage<T, 1> t_heap;
+    T* t = t_stack;
+    if (nt > stack_rows) {
+      t_heap.allocate(nt);
+      t = t_heap.arr[0];
+    }
+    const std::ptrdiff_t ss = ns > 1 ? 1 : 0, sos = nos > 1 ? 1 : 0;
+    if constexpr (S == semantics::exact) {
+      for (std::size_t r = 0; r < nt; ++r)
+        if (!detail::trunc_scale<S>(p[scale_i][std::ptrdiff_t(r) * ss], p[os_i][std::ptrdiff_t(r) * sos], t[r]))
+          return false;
+    } else {
+      detail::trunc_scales_ref_run(p[scale_i], ss, p[os_i], sos, t, nt, simd);
+    }
+    // SIMD only with 1/t, as the state (run_with).
+    const bool t_inverse = simd && detail::invert_powers_of_two(t, nt);
+    simd = simd && t_inverse;
+    const auto r = detail::int_limits<S, T>(static_cast<int>(ob), is_signed, narrow);
+    std::array<T, O::size> v{};
+    v[O::index<"lo">] = r.lo;
+    v[O::index<"hi">] = r.hi;
+    std::array<const T*, O::size> ops{};
+    std::array<bool, O::size> vary{};
+    for (std::size_t k = 0; k < O::size; ++k) ops[k] = &v[k];
+    ops[O::index<"scale">] = p[scale_i];
+    ops[O::index<"zeropt">] = p[zeropt_i];
+    ops[O::index<"out_scale">] = p[os_i];
+    ops[O::index<"t">] = t;
+    vary[O::index<"scale">] = per_row[scale_i];
+    vary[O::index<"zeropt">] = per_row[zeropt_i];
+    vary[O::index<"out_scale">] = per_row[os_i];
+    vary[O::index<"t">] = nt > 1;
+    const detail::piece<T, O::size> pc = detail::rows_piece(x, y, rows, cols, ops, vary);
+    constexpr std::size_t scale_k = O::index<"scale">;
+    const detail::scale_divider sd = detail::scale_divider::for_scale(pc.s[scale_k], simd && !pc.vary[scale_k]);
+    detail::with_rounding_mode(rounding, [&](auto mc) {
+      constexpr rounding_mode M = decltype(mc)::value;
+      if constexpr (M != rounding_mode::stochastic)
+        detail::run_piece(detail::trunc_kernel<S, M, detail::stage::fake>{sd, t_inverse, M, {seed, random_bits, index_offset}},
+                          pc, simd);
     });
     return true;
   }
