@@ -969,26 +969,56 @@ struct float_quant {
       const std::int32_t m_field = general ? 0 : static_cast<std::int32_t>(std::min(s[mant_k], 255.0f)) << 23;
       const std::int32_t ebmin_field = general ? 0 : static_cast<std::int32_t>(s[emin_k] + 127.0f) << 23;
       const bool add_min = !general && s[emin_k] < -100.0f;
-      detail::fq_ref_eval ev{div, thr, general, m_field, ebmin_field, add_min};
+      // Each kernel's fq_ref_eval is filled field by field in place: one
+      // built apart and copied into the kernel was reloaded as wide vectors
+      // right after its fields were stored one by one (a store-forwarding
+      // stall, about 8 ns of a 256-element call on Zen 5).
+      const auto with_eval = [&](auto k) {
+        detail::fq_ref_eval& ev = k;
+        ev.inv = div.inv;
+        ev.inv_f = div.inv_f;
+        ev.recip = div.recip;
+        ev.thr = thr;
+        ev.general = general;
+        ev.m_field = m_field;
+        ev.ebmin_field = ebmin_field;
+        ev.add_min = add_min;
+        return k;
+      };
       // The stochastic mode takes each element's index, which a declining
       // kernel does not: a kernel of its own that declines nothing.
-      if (mode == rounding_mode::stochastic)
-        return run(detail::float_quant_ref_stochastic_kernel<St>{ev, ov, rnd});
-      if (general) return compact(detail::float_quant_ref_any_kernel<St>{ev, mode, ov, rnd});
+      if (mode == rounding_mode::stochastic) {
+        auto k = with_eval(detail::float_quant_ref_stochastic_kernel<St>{});
+        k.ov = ov;
+        k.rnd = rnd;
+        return run(k);
+      }
+      if (general) {
+        auto k = with_eval(detail::float_quant_ref_any_kernel<St>{});
+        k.mode = mode;
+        k.ov = ov;
+        k.rnd = rnd;
+        return compact(k);
+      }
       // ROUND rounds by the magic number when the format is in the exact
       // fast kernel's range with m <= 15 and saturates to a max on its grid
       // (fq_ref_eval::eval_magic).
       if (mode == rounding_mode::half_even && !vary[max_k] && ov == detail::fq_overflow::saturate &&
           detail::exact_fast_range(s[mant_k], s[emin_k], s[max_k], fm, feb, fbound, on_grid) && on_grid &&
           fm <= 15) {
-        ev.magic_add = (23 - fm) << 23;
-        ev.magic_min = (feb + 23) << 23;
-        ev.magic_bound = s[max_k];
-        return run(detail::float_quant_ref_kernel<rounding_mode::half_even, St, true>{ev, ov});
+        auto k = with_eval(detail::float_quant_ref_kernel<rounding_mode::half_even, St, true>{});
+        k.magic_add = (23 - fm) << 23;
+        k.magic_min = (feb + 23) << 23;
+        k.magic_bound = s[max_k];
+        k.ov = ov;
+        return run(k);
       }
       return detail::with_rounding_mode(mode, [&](auto mc) {
-        if constexpr (decltype(mc)::value != rounding_mode::stochastic)
-          run(detail::float_quant_ref_kernel<decltype(mc)::value, St>{ev, ov});
+        if constexpr (decltype(mc)::value != rounding_mode::stochastic) {
+          auto k = with_eval(detail::float_quant_ref_kernel<decltype(mc)::value, St>{});
+          k.ov = ov;
+          run(k);
+        }
       });
     } else {
       // The fast kernel: a constant format in its range (and the SIMD
