@@ -896,18 +896,14 @@ struct float_quant {
     if constexpr (exact)
       if (!detail::all_elements(s, per_row[scale_i] ? rows : 1, [](auto v) { return detail::positive_scale(v); }))
         return false;
-    std::array<T, O::size> v{};
+    detail::row_inputs<T, O::size> ro;
     if (!known_format(*p[I::index<"exponent_bitwidth">], *p[I::index<"mantissa_bitwidth">],
-                      *p[I::index<"exponent_bias">], *p[I::index<"max_val">], v))
+                      *p[I::index<"exponent_bias">], *p[I::index<"max_val">], ro.v))
       return false;
-    std::array<const T*, O::size> ops{};
-    std::array<bool, O::size> vary{};
-    for (std::size_t k = 0; k < O::size; ++k) ops[k] = &v[k];
-    ops[O::index<"scale">] = s;
-    vary[O::index<"scale">] = per_row[scale_i];
+    ro.rows(O::index<"scale">, s, per_row[scale_i]);
     run_on_piece<detail::stage::fake>(rounding, overflow(), exact ? nullptr : detail::log2_roundup_thresholds(),
                                       detail::stochastic_source{seed, random_bits, index_offset},
-                                      detail::rows_piece(x, y, rows, cols, ops, vary), simd);
+                                      ro.piece_of(x, y, rows, cols), simd);
     return true;
   }
 

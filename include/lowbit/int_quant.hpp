@@ -277,17 +277,12 @@ struct int_quant {
         return false;
     const auto r = detail::int_limits<S, T>(static_cast<int>(b), is_signed, narrow);
     if (r.bipolar) return false;
-    std::array<T, O::size> v{};
-    v[O::index<"lo">] = r.lo;
-    v[O::index<"hi">] = r.hi;
-    std::array<const T*, O::size> ops{};
-    std::array<bool, O::size> vary{};
-    for (std::size_t k = 0; k < O::size; ++k) ops[k] = &v[k];
-    ops[O::index<"scale">] = p[scale_i];
-    ops[O::index<"zeropt">] = p[zeropt_i];
-    vary[O::index<"scale">] = per_row[scale_i];
-    vary[O::index<"zeropt">] = per_row[zeropt_i];
-    const detail::piece<T, O::size> pc = detail::rows_piece(x, y, rows, cols, ops, vary);
+    detail::row_inputs<T, O::size> ro;
+    ro.v[O::index<"lo">] = r.lo;
+    ro.v[O::index<"hi">] = r.hi;
+    ro.rows(O::index<"scale">, p[scale_i], per_row[scale_i]);
+    ro.rows(O::index<"zeropt">, p[zeropt_i], per_row[zeropt_i]);
+    const detail::piece<T, O::size> pc = ro.piece_of(x, y, rows, cols);
     detail::with_rounding_mode(rounding, [&](auto mc) {
       constexpr rounding_mode M = decltype(mc)::value;
       if constexpr (M != rounding_mode::stochastic) {

@@ -1529,6 +1529,32 @@ LOWBIT_ALWAYS_INLINE piece<T, NP> rows_piece(const T* x, T* y, std::size_t rows,
 }
 
 /**
+ * The operands of a row-mode piece, as the row route's hooks build them
+ * (run_rows): operand k is the one value v[k] unless `rows` points it at
+ * one value per row. Holds pointers into itself: not copied.
+ */
+template <class T, std::size_t NP>
+struct row_inputs {
+  std::array<T, NP> v{};
+  std::array<const T*, NP> p;
+  std::array<bool, NP> per_row{};
+  row_inputs() noexcept {
+    for (std::size_t k = 0; k < NP; ++k) p[k] = &v[k];
+  }
+  row_inputs(const row_inputs&) = delete;
+  row_inputs& operator=(const row_inputs&) = delete;
+  /// Operand k at `values`: one value per row when `varies`, else *values.
+  void rows(std::size_t k, const T* values, bool varies) noexcept {
+    p[k] = values;
+    per_row[k] = varies;
+  }
+  /// rows_piece over x and y with these operands.
+  piece<T, NP> piece_of(const T* x, T* y, std::size_t rows, std::size_t cols) const noexcept {
+    return rows_piece(x, y, rows, cols, p, per_row);
+  }
+};
+
+/**
  * The direct route of a per-channel call, before any plan is made: x and y
  * dense row-major tensors of the output shape `out`, and every operand
  * either one value (rank 0, or extents all 1) or one value per row
