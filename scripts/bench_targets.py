@@ -51,10 +51,13 @@ def filter_threads_regex():
     return "^threads/[12]/(int_quant|float_quant_e4m3)/round/tensor/1048576$"
 
 
-def pooled(paths):
+def pooled(paths, drop_slow_hand=False):
     """name -> items/ns over several reports: the median of every
     repetition of a benchmark in all of them (several runs of one binary
-    on a noisy host), else collect's value (a report without repetitions)."""
+    on a noisy host), else collect's value (a report without repetitions).
+    drop_slow_hand: a hand loop's repetitions more than twice as slow as
+    its fastest are left out first (docs/performance.md, the Zen 5 table of
+    2026-11-29: baseline/hand_fp8_e4m3 ran 2.5-4.7x slower in some)."""
     reps, rates = {}, {}
     for path in paths:
         with open(path) as f:
@@ -67,6 +70,8 @@ def pooled(paths):
             if v is not None:
                 reps.setdefault(b.get("run_name", b["name"]), []).append(v)
     for name, vs in reps.items():
+        if drop_slow_hand and name.startswith("baseline/hand_"):
+            vs = [v for v in vs if 2 * v >= max(vs)]
         vs = sorted(vs)
         k = len(vs)
         rates[name] = vs[k // 2] if k % 2 else (vs[k // 2 - 1] + vs[k // 2]) / 2
@@ -114,6 +119,8 @@ def main(argv):
     ap.add_argument("reports", nargs="*", help="Google Benchmark JSON outputs (pooled: medians over all repetitions)")
     ap.add_argument("--filter", action="store_true", help="print the one-core benchmark filter and exit")
     ap.add_argument("--filter-threads", action="store_true", help="print the thread benchmarks' filter and exit")
+    ap.add_argument("--drop-slow-hand", action="store_true",
+                    help="leave out a hand loop's repetitions more than twice as slow as its fastest")
     args = ap.parse_args(argv)
     if args.filter:
         print(filter_regex())
@@ -123,7 +130,7 @@ def main(argv):
         return 0
     if not args.reports:
         ap.error("a report is needed (or --filter)")
-    rates = pooled(args.reports)
+    rates = pooled(args.reports, args.drop_slow_hand)
     t = table(rates)
     hi, hf = "baseline/hand_int_quant", "baseline/hand_fp8_e4m3"
     ops = [("int_quant/round/tensor", hi), ("trunc/round/tensor", "baseline/hand_trunc"),
