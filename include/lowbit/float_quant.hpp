@@ -900,7 +900,7 @@ struct float_quant {
     if (!known_format(*p[I::index<"exponent_bitwidth">], *p[I::index<"mantissa_bitwidth">],
                       *p[I::index<"exponent_bias">], *p[I::index<"max_val">], ro.v))
       return false;
-    ro.rows(O::index<"scale">, s, per_row[scale_i]);
+    ro.operand(O::index<"scale">, s, per_row[scale_i]);
     run_on_piece<detail::stage::fake>(rounding, overflow(), exact ? nullptr : detail::log2_roundup_thresholds(),
                                       detail::stochastic_source{seed, random_bits, index_offset},
                                       ro.piece_of(x, y, rows, cols), simd);

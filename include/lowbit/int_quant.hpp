@@ -280,8 +280,8 @@ struct int_quant {
     detail::row_inputs<T, O::size> ro;
     ro.v[O::index<"lo">] = r.lo;
     ro.v[O::index<"hi">] = r.hi;
-    ro.rows(O::index<"scale">, p[scale_i], per_row[scale_i]);
-    ro.rows(O::index<"zeropt">, p[zeropt_i], per_row[zeropt_i]);
+    ro.operand(O::index<"scale">, p[scale_i], per_row[scale_i]);
+    ro.operand(O::index<"zeropt">, p[zeropt_i], per_row[zeropt_i]);
     const detail::piece<T, O::size> pc = ro.piece_of(x, y, rows, cols);
     detail::with_rounding_mode(rounding, [&](auto mc) {
       constexpr rounding_mode M = decltype(mc)::value;

@@ -633,10 +633,10 @@ struct trunc {
     detail::row_inputs<T, O::size> ro;
     ro.v[O::index<"lo">] = r.lo;
     ro.v[O::index<"hi">] = r.hi;
-    ro.rows(O::index<"scale">, p[scale_i], per_row[scale_i]);
-    ro.rows(O::index<"zeropt">, p[zeropt_i], per_row[zeropt_i]);
-    ro.rows(O::index<"out_scale">, p[os_i], per_row[os_i]);
-    ro.rows(O::index<"t">, t, nt > 1);
+    ro.operand(O::index<"scale">, p[scale_i], per_row[scale_i]);
+    ro.operand(O::index<"zeropt">, p[zeropt_i], per_row[zeropt_i]);
+    ro.operand(O::index<"out_scale">, p[os_i], per_row[os_i]);
+    ro.operand(O::index<"t">, t, nt > 1);
     const detail::piece<T, O::size> pc = ro.piece_of(x, y, rows, cols);
     constexpr std::size_t scale_k = O::index<"scale">;
     const detail::scale_divider sd = detail::scale_divider::for_scale(pc.s[scale_k], simd && !pc.vary[scale_k]);

@@ -1530,7 +1530,7 @@ LOWBIT_ALWAYS_INLINE piece<T, NP> rows_piece(const T* x, T* y, std::size_t rows,
 
 /**
  * The operands of a row-mode piece, as the row route's hooks build them
- * (run_rows): operand k is the one value v[k] unless `rows` points it at
+ * (run_rows): operand k is the one value v[k] unless `operand` points it at
  * one value per row. Holds pointers into itself: not copied.
  */
 template <class T, std::size_t NP>
@@ -1544,7 +1544,7 @@ struct row_inputs {
   row_inputs(const row_inputs&) = delete;
   row_inputs& operator=(const row_inputs&) = delete;
   /// Operand k at `values`: one value per row when `varies`, else *values.
-  void rows(std::size_t k, const T* values, bool varies) noexcept {
+  void operand(std::size_t k, const T* values, bool varies) noexcept {
     p[k] = values;
     per_row[k] = varies;
   }
