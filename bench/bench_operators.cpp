@@ -35,6 +35,11 @@
 //                                        lowbit's round_to_odd, dpu and stochastic (seed 0,
 //                                        16 random bits: compare with round of the same run)
 //   int_quant/<mode>/nchw/<N>            x [1, 64, H, W], scale [1, 64, 1, 1]
+//   <op>/round/nchw4/<N>                 x [4, 16, H, W], scale [1, 16, 1, 1] (a batch of
+//                                        4: the scale repeats every 16 rows; the same
+//                                        64 rows as channel): op int_quant, trunc,
+//                                        float_quant_e4m3, float_quant_exact_e4m3 and
+//                                        bipolar_quant (none)
 //   trunc_v1/<mode>/<tensor|channel>/<N> Trunc opset 1, int8 to 4 bits, mode floor (its
 //                                        default) or round
 //   trunc_v1_pow2/<mode>/tensor/<N>      the same per tensor with scale 2^-4
@@ -129,7 +134,7 @@ constexpr float base_scale = 0.05f;
 // which is not counted, so its bytes_per_second compares with the others.
 constexpr std::int64_t bytes_per_element = 2 * sizeof(float);
 
-enum class pattern { tensor, channel, element, nchw, view };
+enum class pattern { tensor, channel, element, nchw, nchw4, view };
 
 const char* name(pattern p) {
   switch (p) {
@@ -137,6 +142,7 @@ const char* name(pattern p) {
     case pattern::channel: return "channel";
     case pattern::element: return "element";
     case pattern::nchw: return "nchw";
+    case pattern::nchw4: return "nchw4";
     case pattern::view: return "view";
   }
   return "?";
@@ -383,6 +389,17 @@ void bm_pattern(benchmark::State& st, pattern p, std::size_t n, const Call& call
       timed_loop(st, y, [&] { call(xv, sv, yv); });
       break;
     }
+    case pattern::nchw4: {
+      // N = 4 images of channels / 4 channels, H*W = N/64 as for nchw.
+      constexpr std::size_t batch = 4, c = channels / batch;
+      const std::size_t h = std::size_t(1) << (std::bit_width(inner) - 1) / 2, w = inner / h;
+      const fvec s = scales(c);
+      const lowbit::strided_view<const float> xv(x.data(), {batch, c, h, w});
+      const lowbit::strided_view<const float> sv(s.data(), {1, c, 1, 1});
+      const lowbit::strided_view<float> yv(y.data(), {batch, c, h, w});
+      timed_loop(st, y, [&] { call(xv, sv, yv); });
+      break;
+    }
   }
 }
 
@@ -591,10 +608,20 @@ bool register_all() {
           RegisterBenchmark((op + tail).c_str(), bm_float_quant<lowbit::semantics::exact>, f, m, p, n);
       }
   }
-  for (pattern p : {pattern::tensor, pattern::channel, pattern::element})
+  for (pattern p : {pattern::tensor, pattern::channel, pattern::element, pattern::nchw4})
     for (std::size_t n : ns)
       RegisterBenchmark(("bipolar_quant/none/" + std::string(name(p)) + "/" + std::to_string(n)).c_str(),
                         bm_bipolar_quant, p, n);
+  // A batch of images with a scale per channel (the scale repeats every 16 rows).
+  for (std::size_t n : ns) {
+    const lowbit::rounding_mode m = lowbit::rounding_mode::half_even;
+    const std::string tail = "/round/nchw4/" + std::to_string(n);
+    RegisterBenchmark(("int_quant" + tail).c_str(), bm_int_quant, m, pattern::nchw4, n, true);
+    RegisterBenchmark(("trunc" + tail).c_str(), bm_trunc, m, pattern::nchw4, n);
+    RegisterBenchmark(("float_quant_e4m3" + tail).c_str(), bm_float_quant<>, floats[0].second, m, pattern::nchw4, n);
+    RegisterBenchmark(("float_quant_exact_e4m3" + tail).c_str(), bm_float_quant<lowbit::semantics::exact>,
+                      exact_floats[0].second, m, pattern::nchw4, n);
+  }
   // Trunc opset 1 in its default mode (FLOOR) and ROUND.
   for (lowbit::rounding_mode m : {lowbit::rounding_mode::floor, lowbit::rounding_mode::half_even})
     for (std::size_t n : ns) {

@@ -563,6 +563,51 @@ std::vector<piece_fields> record_route(bool direct, Route&& route, const lowbit:
 
 }  // namespace
 
+TEST_CASE("A row-mode piece of blocks reads row r's operands at r % period: every loop, declining or not",
+          "[elementwise][decline]") {
+  // rows_piece with blocks (the row route's x [N, C, H, W] with a scale
+  // [1, C, 1, 1]): p0 one value per row of a block, p1 one value; rows of 1
+  // to 2L + 3 elements, blocks of 1 to 3 rows, 1 to 4 blocks; the row loop
+  // (run_piece), the loaded loop alone (run_piece_compact), the scalar
+  // path, and a declining kernel (x negative in every fifth row's first
+  // batch: the scalar loop after the row loop, with row_operands). Each
+  // element against x * p0[row % rows] + p1, exactly.
+  const std::size_t L = lowbit::detail::batch<double>::size;
+  for (std::size_t cols = 1; cols <= 2 * L + 3; ++cols)
+    for (std::size_t rows = 1; rows <= 3; ++rows)
+      for (std::size_t blocks = 1; blocks <= 4; ++blocks) {
+        const std::size_t n = blocks * rows * cols;
+        std::vector<double> x(n), p0(rows);
+        for (std::size_t r = 0; r < rows; ++r) p0[r] = 2.0 + double(r);
+        for (std::size_t f = 0; f < n; ++f) x[f] = double(f + 1) * ((f / cols) % 5 == 1 && f % cols == 0 ? -1 : 1);
+        const double p1 = 0.5;
+        for (int loop = 0; loop < 4; ++loop)
+          for (const bool simd : {true, false}) {
+            CAPTURE(cols, rows, blocks, loop, simd);
+            std::vector<double> y(n, -1.0);
+            const auto pc = lowbit::detail::rows_piece<double, 2>(x.data(), y.data(), rows, cols,
+                                                                  {p0.data(), &p1}, {true, false}, blocks);
+            REQUIRE(pc.rows == blocks * rows);
+            REQUIRE(pc.period == (blocks > 1 ? rows : 0));
+            if (loop == 0) lowbit::detail::run_piece(mul_add{}, pc, simd);
+            if (loop == 1) lowbit::detail::run_piece_compact(mul_add{}, pc, simd);
+            if (loop == 2) lowbit::detail::run_piece(decline_negative{}, pc, simd);
+            if (loop == 3) lowbit::detail::for_each_chunk(pc, L + 1, [&](const auto& c) {
+              lowbit::detail::run_piece(mul_add{}, c, simd);
+            });
+            std::size_t bad = 0;
+            for (std::size_t f = 0; f < n; ++f) {
+              const double want = x[f] * p0[f / cols % rows] + p1;
+              // decline_negative's scalar operator adds 0.25 (its scalar
+              // loop: every element without SIMD or in a row under a batch,
+              // a declined batch's elements, maybe a row's last ones).
+              bad += y[f] != want && !(loop == 2 && y[f] == want + 0.25);
+            }
+            CHECK(bad == 0);
+          }
+      }
+}
+
 TEST_CASE("The direct route of constant operands hands the kernel the general route's piece", "[elementwise]") {
   // Dense x and y of these shapes (extents 1 anywhere, with odd strides:
   // they do not matter), two rank-0 operands.

@@ -737,6 +737,65 @@ TEST_CASE("int_quant: the row route gives the general route's bits, every mode, 
   }, y, "scale[2, 0] = 0");
 }
 
+TEST_CASE("int_quant: per-channel parameters over a batch (x [N, C, H, W], scale [1, C, 1, 1]): every element's "
+          "parameters, both routes",
+          "[int_quant][route]") {
+  // x [3, 5, 2, 20]; scale and zero point of the shapes below, against the
+  // same call with both expanded to x's shape (one value per element: the
+  // general route), bit for bit. Scale [1, 5, 1, 1] and zero point
+  // [5, 1, 1] repeat every 5 rows (the row route over 3 blocks); a zero
+  // point [3, 5, 1, 1] (every row) or [3, 1, 1, 1] (per image) with that
+  // scale does not repeat with it (the general route).
+  const std::size_t n = 3, c = 5, h = 2, w = 20, count = n * c * h * w;
+  const std::vector<float> x = lowbit_test::mixed_values<float>(count, 43);
+  const lowbit::shape xs{n, c, h, w};
+  const std::vector<float> sv{0.05f, 0.25f, 3.0f, 0.125f, 1e-3f};
+  std::vector<float> zv(n * c);
+  for (std::size_t i = 0; i < zv.size(); ++i) zv[i] = static_cast<float>(int(i % 7) - 3);
+  struct param {
+    lowbit::shape shape;
+    std::size_t (*index)(std::size_t img, std::size_t ch);  // into the values
+  };
+  const param scale_c{{1, c, 1, 1}, [](std::size_t, std::size_t ch) { return ch; }};
+  const param zero_c{{c, 1, 1}, [](std::size_t, std::size_t ch) { return ch; }};
+  const param zero_nc{{n, c, 1, 1}, [](std::size_t img, std::size_t ch) { return img * 5 + ch; }};
+  const param zero_n{{n, 1, 1, 1}, [](std::size_t img, std::size_t) { return img; }};
+  for (rounding_mode m : lowbit::all_rounding_modes)
+    for (const bool simd : {true, false})
+      for (const param* z : {&zero_c, &zero_nc, &zero_n}) {
+        CAPTURE(lowbit::to_string(m), simd, z->shape);
+        const lowbit::detail::simd_scope path(simd);
+        std::vector<float> se(count), ze(count);
+        for (std::size_t i = 0; i < count; ++i) {
+          const std::size_t img = i / (c * h * w), ch = i / (h * w) % c;
+          se[i] = sv[scale_c.index(img, ch)];
+          ze[i] = zv[z->index(img, ch)];
+        }
+        for (const bool exact : {false, true}) {
+          std::vector<float> got(count, 42.0f), want(count, 42.0f);
+          const lowbit::strided_view<const float> xv(x.data(), xs);
+          const lowbit::strided_view<const float> sview(sv.data(), scale_c.shape), zview(zv.data(), z->shape);
+          const lowbit::strided_view<const float> se_v(se.data(), xs), ze_v(ze.data(), xs);
+          if (exact) {
+            make<semantics::exact>(true, false, m)(xv, sview, zview, 4.0f, lowbit::strided_view<float>(got.data(), xs));
+            make<semantics::exact>(true, false, m)(xv, se_v, ze_v, 4.0f, lowbit::strided_view<float>(want.data(), xs));
+          } else {
+            make(true, false, m)(xv, sview, zview, 4.0f, lowbit::strided_view<float>(got.data(), xs));
+            make(true, false, m)(xv, se_v, ze_v, 4.0f, lowbit::strided_view<float>(want.data(), xs));
+          }
+          lowbit_test::require_same_bits(got, want);
+        }
+      }
+  // A bad scale in one channel: the general route's message, nothing written.
+  const std::vector<float> bad{0.25f, 0.25f, 0.0f, 0.25f, 0.25f};
+  std::vector<float> y(count, 42.0f);
+  check_rejected([&] {
+    make<semantics::exact>(true, false, rounding_mode::half_even)(
+        lowbit::strided_view<const float>(x.data(), xs), lowbit::strided_view<const float>(bad.data(), {1, c, 1, 1}),
+        0.0f, 8.0f, lowbit::strided_view<float>(y.data(), xs));
+  }, y, "scale[0, 2, 0, 0] = 0");
+}
+
 // ---- the checks of parameter tensors (detail::require_elements) -----------
 
 namespace {

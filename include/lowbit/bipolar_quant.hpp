@@ -136,13 +136,14 @@ struct bipolar_quant {
   /// checked as check_values checks it; the state's kernel on the row-mode
   /// piece.
   template <class T>
-  bool run_rows(const T* x, T* y, std::size_t rows, std::size_t cols, const std::array<const T*, inputs::size>& p,
+  bool run_rows(const T* x, T* y, std::size_t rows, std::size_t cols, std::size_t blocks,
+                const std::array<const T*, inputs::size>& p,
                 const std::array<bool, inputs::size>& per_row, bool simd) const {
     if constexpr (S == semantics::exact)
       if (!detail::all_elements(p[0], per_row[0] ? rows : 1, [](auto v) { return detail::positive_scale(v); }))
         return false;
     detail::run_piece(detail::bipolar_quant_kernel<S, detail::stage::fake>{},
-                      detail::rows_piece(x, y, rows, cols, p, per_row), simd);
+                      detail::rows_piece(x, y, rows, cols, p, per_row, blocks), simd);
     return true;
   }
 

@@ -884,7 +884,8 @@ struct float_quant {
   /// kernel the state's run_with would give the row-mode piece. Any other
   /// call, and the stochastic mode, takes the general route.
   template <class T>
-  bool run_rows(const T* x, T* y, std::size_t rows, std::size_t cols, const std::array<const T*, inputs::size>& p,
+  bool run_rows(const T* x, T* y, std::size_t rows, std::size_t cols, std::size_t blocks,
+                const std::array<const T*, inputs::size>& p,
                 const std::array<bool, inputs::size>& per_row, bool simd) const {
     using I = inputs;
     using O = operands;
@@ -903,7 +904,7 @@ struct float_quant {
     ro.operand(O::index<"scale">, s, per_row[scale_i]);
     run_on_piece<detail::stage::fake>(rounding, overflow(), exact ? nullptr : detail::log2_roundup_thresholds(),
                                       detail::stochastic_source{seed, random_bits, index_offset},
-                                      ro.piece_of(x, y, rows, cols), simd);
+                                      ro.piece_of(x, y, rows, cols, blocks), simd);
     return true;
   }
 

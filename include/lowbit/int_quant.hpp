@@ -264,7 +264,8 @@ struct int_quant {
   /// checked as check_values checks them; the kernel the state's run_with
   /// would give the row-mode piece. Not for the stochastic mode.
   template <class T>
-  bool run_rows(const T* x, T* y, std::size_t rows, std::size_t cols, const std::array<const T*, inputs::size>& p,
+  bool run_rows(const T* x, T* y, std::size_t rows, std::size_t cols, std::size_t blocks,
+                const std::array<const T*, inputs::size>& p,
                 const std::array<bool, inputs::size>& per_row, bool simd) const {
     using I = inputs;
     using O = operands;
@@ -282,7 +283,7 @@ struct int_quant {
     ro.v[O::index<"hi">] = r.hi;
     ro.operand(O::index<"scale">, p[scale_i], per_row[scale_i]);
     ro.operand(O::index<"zeropt">, p[zeropt_i], per_row[zeropt_i]);
-    const detail::piece<T, O::size> pc = ro.piece_of(x, y, rows, cols);
+    const detail::piece<T, O::size> pc = ro.piece_of(x, y, rows, cols, blocks);
     detail::with_rounding_mode(rounding, [&](auto mc) {
       constexpr rounding_mode M = decltype(mc)::value;
       if constexpr (M != rounding_mode::stochastic) {

@@ -592,7 +592,8 @@ struct trunc {
   /// bit width per row and any value the general route rejects, which then
   /// throws its message.
   template <class T>
-  bool run_rows(const T* x, T* y, std::size_t rows, std::size_t cols, const std::array<const T*, inputs::size>& p,
+  bool run_rows(const T* x, T* y, std::size_t rows, std::size_t cols, std::size_t blocks,
+                const std::array<const T*, inputs::size>& p,
                 const std::array<bool, inputs::size>& per_row, bool simd) const {
     using I = inputs;
     using O = operands;
@@ -637,7 +638,7 @@ struct trunc {
     ro.operand(O::index<"zeropt">, p[zeropt_i], per_row[zeropt_i]);
     ro.operand(O::index<"out_scale">, p[os_i], per_row[os_i]);
     ro.operand(O::index<"t">, t, nt > 1);
-    const detail::piece<T, O::size> pc = ro.piece_of(x, y, rows, cols);
+    const detail::piece<T, O::size> pc = ro.piece_of(x, y, rows, cols, blocks);
     constexpr std::size_t scale_k = O::index<"scale">;
     const detail::scale_divider sd = detail::scale_divider::for_scale(pc.s[scale_k], simd && !pc.vary[scale_k]);
     detail::with_rounding_mode(rounding, [&](auto mc) {

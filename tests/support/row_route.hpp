@@ -25,7 +25,10 @@ namespace lowbit_test {
  * (cycled): rows 1, 2, 3 and 7; rows of 16, 17, 31, 32, 33 and 100
  * elements (every batch width's whole rows and rows with a last, overlapping
  * batch); x [R, W] with pv [R, 1], x [2, R, W] with pv [2, R, 1] (rows over
- * two dimensions) and x [1, R, 2, W] with pv [1, R, 1, 1] (NCHW); out of place
+ * two dimensions) and x [1, R, 2, W] with pv [1, R, 1, 1] (NCHW); pv
+ * repeating over blocks of R rows: x [3, R, W] with pv [R, 1], x [2, R, 2,
+ * W] with pv [1, R, 1, 1] (NCHW with N = 2) and x [2, 2, R, W] with pv
+ * [1, R, 1] (two dimensions of blocks); out of place
  * and in place; with the SIMD body and with the scalar kernels alone
  * (detail::simd_scope). Rows shorter than a batch (the general route's
  * chunks) and pv of one element ([1, 1]: one row of all the elements, as
@@ -33,34 +36,33 @@ namespace lowbit_test {
  * nothing written).
  */
 template <class T, class Call>
-void require_row_route_bits(const std::vector<T>& x, const std::vector<T>& row_values, const Call& call) {
+void require_row_route_bits(const std::vector<T>& x_given, const std::vector<T>& row_values, const Call& call) {
   using CV = lowbit::strided_view<const T>;
   using MV = lowbit::strided_view<T>;
+  // x_given cycled to the largest layout's 2 * 2 * 7 * 100 elements.
+  std::vector<T> x(2800);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = x_given[i % x_given.size()];
   for (const bool simd : {true, false}) {
     const lowbit::detail::simd_scope path(simd);
     for (const std::size_t rows : {1, 2, 3, 7})
       for (const std::size_t w : {3, 16, 17, 31, 32, 33, 100}) {
-        for (int layout = 0; layout < 3; ++layout) {
+        for (int layout = 0; layout < 6; ++layout) {
           CAPTURE(simd, rows, w, layout);
-          // x's shape and pv's (dense and strided) for this layout.
-          const std::size_t outer = layout == 1 ? 2 : 1, inner = layout == 2 ? 2 : 1;
-          const std::size_t n_rows = outer * rows, n = n_rows * inner * w;
-          REQUIRE(n <= x.size());
+          // x's shape and pv's (dense, and strided by 2), and pv's values.
+          const auto d2r = static_cast<std::ptrdiff_t>(2 * rows);
           lowbit::shape xs, ps;
           std::vector<std::ptrdiff_t> pst;
-          if (layout == 0) {
-            xs = lowbit::shape{rows, w};
-            ps = lowbit::shape{rows, 1};
-            pst = {2, 1};
-          } else if (layout == 1) {
-            xs = lowbit::shape{2, rows, w};
-            ps = lowbit::shape{2, rows, 1};
-            pst = {static_cast<std::ptrdiff_t>(2 * rows), 2, 1};
-          } else {
-            xs = lowbit::shape{1, rows, 2, w};
-            ps = lowbit::shape{1, rows, 1, 1};
-            pst = {static_cast<std::ptrdiff_t>(2 * rows), 2, 1, 1};
+          std::size_t n_rows = rows;
+          switch (layout) {
+            case 0: xs = {rows, w}, ps = {rows, 1}, pst = {2, 1}; break;
+            case 1: xs = {2, rows, w}, ps = {2, rows, 1}, pst = {d2r, 2, 1}, n_rows = 2 * rows; break;
+            case 2: xs = {1, rows, 2, w}, ps = {1, rows, 1, 1}, pst = {d2r, 2, 1, 1}; break;
+            case 3: xs = {3, rows, w}, ps = {rows, 1}, pst = {2, 1}; break;
+            case 4: xs = {2, rows, 2, w}, ps = {1, rows, 1, 1}, pst = {d2r, 2, 1, 1}; break;
+            default: xs = {2, 2, rows, w}, ps = {1, rows, 1}, pst = {d2r, 2, 1}; break;
           }
+          const std::size_t n = xs.count();
+          REQUIRE(n <= x.size());
           std::vector<T> dense(n_rows), spread(2 * n_rows, T(-3));
           for (std::size_t r = 0; r < n_rows; ++r) dense[r] = spread[2 * r] = row_values[r % row_values.size()];
           const CV xv(x.data(), xs);

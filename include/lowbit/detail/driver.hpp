@@ -39,14 +39,15 @@
  *   check_values would and writes y as the state would, or returns false,
  *   having written nothing, to leave the call to the general route;
  * - optionally, the row route's hook `template <class T> bool run_rows(const
- *   T* x, T* y, std::size_t rows, std::size_t cols, const std::array<const
- *   T*, inputs::size>& p, const std::array<bool, inputs::size>& per_row,
- *   bool simd) const` (row_route below): a per-channel call, x and y dense
- *   rows x cols (rows may be 1 and cols short when nothing is per row),
- *   input i one value per row at p[i] where per_row[i] (row r at p[i][r]),
- *   else the one value *p[i]; it checks every value as check_values would
- *   and writes y as the state would, or returns false, having written
- *   nothing;
+ *   T* x, T* y, std::size_t rows, std::size_t cols, std::size_t blocks,
+ *   const std::array<const T*, inputs::size>& p, const std::array<bool,
+ *   inputs::size>& per_row, bool simd) const` (row_route below): a
+ *   per-channel call, x and y dense, `blocks` blocks of rows x cols (rows
+ *   may be 1 and cols short when nothing is per row), input i one value per
+ *   row of a block at p[i] where per_row[i] (row r of every block at
+ *   p[i][r]), else the one value *p[i]; it checks every value as
+ *   check_values would and writes y as the state would, or returns false,
+ *   having written nothing;
  * - optionally, side outputs of the code stage (a block format's scales
  *   beside its element codes): `using code_outputs = names<"codes", ...>`
  *   names them after the codes; `template <class T> std::array<shape, K>
@@ -174,13 +175,13 @@ struct protocol_access {
   static constexpr bool has_row_route =
       requires(const Op& op, const T* x, T* y, std::size_t n, const std::array<const T*, Op::inputs::size>& p,
                const std::array<bool, Op::inputs::size>& per_row, bool simd) {
-        { op.run_rows(x, y, n, n, p, per_row, simd) } -> std::same_as<bool>;
+        { op.run_rows(x, y, n, n, n, p, per_row, simd) } -> std::same_as<bool>;
       };
   template <class Op, class T>
-  static bool run_rows(const Op& op, const T* x, T* y, std::size_t rows, std::size_t cols,
+  static bool run_rows(const Op& op, const T* x, T* y, std::size_t rows, std::size_t cols, std::size_t blocks,
                        const std::array<const T*, Op::inputs::size>& p,
                        const std::array<bool, Op::inputs::size>& per_row, bool simd) {
-    return op.run_rows(x, y, rows, cols, p, per_row, simd);
+    return op.run_rows(x, y, rows, cols, blocks, p, per_row, simd);
   }
   /// Whether Op has integer codes (declares check_codes).
   template <class Op>
@@ -474,7 +475,10 @@ constexpr bool row_call = !(std::is_arithmetic_v<std::remove_cvref_t<P>> && ...)
  * the same shape, every input a scalar, a tensor of one element, or a
  * tensor of one value per row (a scale of shape [C, 1] for x of [C, W], or
  * [1, C, 1, 1] for [1, C, H, W]: rows_split and per_row_operand, the test
- * of the engine's per-channel route), dense; rows of at least a batch; one
+ * of the engine's per-channel route), dense, or of one value per row of
+ * each of `blocks` blocks (the same [1, C, 1, 1] for x of [N, C, H, W]: N
+ * blocks of C rows; every such input with the same block); rows of at
+ * least a batch; one
  * thread, no streaming stores; y is x or shares no byte with it, and
  * shares none with any input. The views are read as the general route
  * reads them (y, x, then the inputs in order: the same checks and
@@ -524,20 +528,30 @@ bool row_route(const Op& op, Y& y, const X& x, const P&... p) {
   if (!rows_split(s, gs.data(), NT, k, rows, cols)) return false;
   if (k != 0 && !row_mode_cols<T>(cols)) return false;  // short rows: the general route gathers them
   std::array<bool, N> per_row{};
+  std::size_t block_rows = 0;  // the rows of a block: the per-row inputs' period, all the same
   for (std::size_t j = 0; j < NT; ++j) {
     const std::size_t in = ti[j];
     bool one = true;
-    if (pd[in] == nullptr || !per_row_operand(tg[j], s, k, one)) return false;
+    std::size_t period = 0;
+    if (pd[in] == nullptr || !per_row_operand(tg[j], s, k, one, period)) return false;
+    if (!one) {
+      if (block_rows != 0 && period != block_rows) return false;
+      block_rows = period;
+    }
     per_row[in] = !one;
     // An input y writes over: the general route's error.
-    if (bytes_overlap(reinterpret_cast<std::uintptr_t>(pd[in]), (one ? 1 : rows) * sizeof(T), ya, bytes)) return false;
+    if (bytes_overlap(reinterpret_cast<std::uintptr_t>(pd[in]), (one ? 1 : period) * sizeof(T), ya, bytes))
+      return false;
     if (one) values[in] = *pd[in];
   }
   for (std::size_t j = 0; j < N; ++j)
     if (!per_row[j]) pd[j] = &values[j];
   // Every input one value (k = 0): one row of all the elements, on the
-  // kernels the general route compiles anyway.
-  return protocol_access::run_rows(op, xd, yd, rows, cols, pd, per_row, simd_enabled());
+  // kernels the general route compiles anyway. A period divides rows (a
+  // product of out's extents over the rows' last dimensions), nonzero.
+  if (block_rows == 0) block_rows = rows;
+  const std::size_t blocks = block_rows == rows ? 1 : rows / block_rows;
+  return protocol_access::run_rows(op, xd, yd, block_rows, cols, blocks, pd, per_row, simd_enabled());
 }
 
 /// An operator's operator(): `op(x, inputs..., y)`, stage fake.

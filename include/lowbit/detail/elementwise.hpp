@@ -452,7 +452,10 @@ struct element_index {
  * row, at `p[I][r * row_stride[I]]` for row r (row_stride 0 for a parameter
  * constant over the whole piece). This is per-channel quantization on short
  * rows: the parameter is broadcast once per row inside the loop, where it
- * hides behind the division, instead of being expanded.
+ * hides behind the division, instead of being expanded. With `period`
+ * nonzero the parameters' rows repeat: row r reads row r % period's values
+ * (the row route's blocks: x [N, C, H, W] with a scale [1, C, 1, 1] is N
+ * blocks of C rows; see row_of).
  */
 template <class T, std::size_t NP>
 struct piece {
@@ -464,6 +467,8 @@ struct piece {
   std::size_t n = 0;
   std::size_t rows = 0, cols = 0;
   std::array<std::ptrdiff_t, NP> row_stride{};
+  /// Row mode: the parameters' rows repeat every `period` rows (0: never).
+  std::size_t period = 0;
   /// Some parameter is an array over the piece (read from `p`).
   bool loaded = false;
   /// Write y with streaming (non-temporal) stores: a large output that
@@ -588,13 +593,20 @@ LOWBIT_ALWAYS_INLINE bool rows_mode_of(const piece<T, NP>& pc) noexcept {
   return pc.loaded && pc.rows != 0;
 }
 
+/// The row of a row-mode piece's parameters that row r reads: r, or r %
+/// period when they repeat (see piece).
+template <class T, std::size_t NP>
+LOWBIT_ALWAYS_INLINE std::ptrdiff_t row_of(const piece<T, NP>& pc, std::size_t r) noexcept {
+  return static_cast<std::ptrdiff_t>(pc.period != 0 && r >= pc.period ? r % pc.period : r);
+}
+
 /// The scalar operands of row r of a piece: row mode's values of the row,
 /// else the piece's own (r = 0).
 template <class T, std::size_t NP, std::size_t... I>
 LOWBIT_ALWAYS_INLINE scalar_operands<T, NP> row_operands(const piece<T, NP>& pc, std::size_t r,
                                                         std::index_sequence<I...>) noexcept {
   if (!rows_mode_of(pc)) return {pc.p, pc.s, pc.vary};
-  return {{}, {pc.p[I][static_cast<std::ptrdiff_t>(r) * pc.row_stride[I]]...}, {}};
+  return {{}, {pc.p[I][row_of(pc, r) * pc.row_stride[I]]...}, {}};
 }
 
 /// Columns [b, e) of row r of a piece on the scalar loop of kernel SK
@@ -690,7 +702,11 @@ LOWBIT_ALWAYS_INLINE bool row_batches_impl(const piece<T, NP>& pc, const K& kern
   const std::array<std::ptrdiff_t, NP> rstep{(rows_mode ? pc.row_stride[I] : 0)...};
   const element_index ix = pc.index;
   std::size_t r = rr, c = cc;
-  std::array<const T*, NP> rp{(rows_mode ? pc.p[I] + static_cast<std::ptrdiff_t>(r) * rstep[I] : &pc.s[I])...};
+  // The parameters' row: r, or r % period (rows never wrap without one).
+  const std::size_t per = rows_mode && pc.period != 0 ? pc.period : rows;
+  std::size_t pr = static_cast<std::size_t>(row_of(pc, r));
+  std::array<const T*, NP> rp{
+      (rows_mode ? pc.p[I] + static_cast<std::ptrdiff_t>(pr) * rstep[I] : &pc.s[I])...};
   std::array<B, NP> rb{B(*rp[I])...};
   constexpr bool grouped = stochastic_kernel<K> && std::is_same_v<T, float>;
   [[maybe_unused]] typename stochastic_buffer_of<K, grouped>::type gb;
@@ -761,7 +777,12 @@ LOWBIT_ALWAYS_INLINE bool row_batches_impl(const piece<T, NP>& pc, const K& kern
     }
     if (++r >= rows) return true;
     c = 0;
-    ((rstep[I] != 0 ? (void)(rp[I] += rstep[I], rb[I] = B(*rp[I])) : (void)0), ...);
+    if (++pr == per) [[unlikely]] {  // the parameters' rows start again
+      pr = 0;
+      ((rstep[I] != 0 ? (void)(rp[I] = pc.p[I], rb[I] = B(*rp[I])) : (void)0), ...);
+    } else {
+      ((rstep[I] != 0 ? (void)(rp[I] += rstep[I], rb[I] = B(*rp[I])) : (void)0), ...);
+    }
   }
 }
 
@@ -787,8 +808,7 @@ LOWBIT_ALWAYS_INLINE bool loaded_batches_impl(const piece<T, NP>& pc, const K& k
   const std::size_t n = rows_mode ? pc.cols : pc.n;
   const T* x = pc.x + r * n;
   T* y = pc.y + r * n;
-  const std::array<const T*, NP> p{
-      (rows_mode ? pc.p[I] + static_cast<std::ptrdiff_t>(r) * pc.row_stride[I] : pc.p[I])...};
+  const std::array<const T*, NP> p{(rows_mode ? pc.p[I] + row_of(pc, r) * pc.row_stride[I] : pc.p[I])...};
   const std::array<T, NP> ss{(rows_mode ? *p[I] : pc.s[I])...};
   // The vary flags as one mask: one register, not NP (the loop needs every
   // general register it can get for the parameters' pointers).
@@ -925,10 +945,11 @@ void for_each_chunk(const piece<T, NP>& pc, std::size_t chunk, F&& f) {
     piece<T, NP> row = pc;
     row.rows = row.cols = 0;
     row.row_stride = {};
+    row.period = 0;
     row.stream = false;
     if (rows_mode) {
       for (std::size_t i = 0; i < NP; ++i) {
-        row.p[i] = pc.p[i] + static_cast<std::ptrdiff_t>(r) * pc.row_stride[i];
+        row.p[i] = pc.p[i] + row_of(pc, r) * pc.row_stride[i];
         row.s[i] = *row.p[i];
         row.vary[i] = false;
       }
@@ -1480,38 +1501,52 @@ inline bool rows_split(const shape& out, const nd_geom* const* gs, std::size_t n
 
 /**
  * Whether operand `g` (rank at most out's) is, for the split of out at k
- * (rows_split), one value (extents all 1: `one` set) or one value per row:
- * out's extents over the rows (a dimension g lacks must be 1 in out), 1
- * over the columns, dense row-major over the rows, so that row r's value
- * is at r.
+ * (rows_split), one value (extents all 1: `one` set) or one value per row
+ * of a block of `period` rows: 1 over the columns, out's extents over the
+ * rows' last dimensions [j, k), dense row-major over them, and 1 over the
+ * rows' first dimensions [0, j) (the blocks: N of [N, C, H, W] for a scale
+ * [1, C, 1, 1]), so that row r's value is at r % period, period the
+ * product of out's extents over [j, k): all the rows when g varies over
+ * every row dimension out does not have as 1.
  */
-inline bool per_row_operand(const nd_geom& g, const shape& out, std::size_t k, bool& one) noexcept {
+inline bool per_row_operand(const nd_geom& g, const shape& out, std::size_t k, bool& one,
+                            std::size_t& period) noexcept {
   const std::size_t rank = out.rank();
   const std::size_t lead = rank - g.rank;
   one = true;
   for (std::size_t r = 0; r < g.rank; ++r) one = one && g.ext[r] == 1;
+  period = 1;
   if (one) return true;
   std::ptrdiff_t st = 1;
+  bool blocks = false;  // past the dimensions g varies over, towards the first
   for (std::size_t r = rank; r-- > 0;) {
     const std::size_t e = r >= lead ? g.ext[r - lead] : 1;
-    if (r >= k ? e != 1 : e != out[r]) return false;
-    if (e == 1) continue;
-    if (g.str[r - lead] != st) return false;
+    if (r >= k) {
+      if (e != 1) return false;
+      continue;
+    }
+    if (e == 1) {
+      blocks = blocks || out[r] != 1;
+      continue;
+    }
+    if (blocks || e != out[r] || g.str[r - lead] != st) return false;
     st *= static_cast<std::ptrdiff_t>(e);
+    period *= e;
   }
   return true;
 }
 
 /**
- * The row-mode piece of `rows` rows of `cols` elements of x and y, both
- * contiguous: operand I one value per row at p[I] (row r at p[I][r]) where
- * `per_row[I]`, else the one value *p[I]; flat indices from 0. What
- * tiling's row mode hands a sink for such a call.
+ * The row-mode piece of `blocks` blocks of `rows` rows of `cols` elements
+ * of x and y, all contiguous: operand I one value per row of a block at
+ * p[I] (row r of every block at p[I][r]) where `per_row[I]`, else the one
+ * value *p[I]; flat indices from 0. With one block, what tiling's row mode
+ * hands a sink for such a call.
  */
 template <class T, std::size_t NP>
 LOWBIT_ALWAYS_INLINE piece<T, NP> rows_piece(const T* x, T* y, std::size_t rows, std::size_t cols,
-                                             const std::array<const T*, NP>& p,
-                                             const std::array<bool, NP>& per_row) noexcept {
+                                             const std::array<const T*, NP>& p, const std::array<bool, NP>& per_row,
+                                             std::size_t blocks = 1) noexcept {
   piece<T, NP> pc;
   for (std::size_t I = 0; I < NP; ++I) {
     pc.p[I] = p[I];
@@ -1522,9 +1557,10 @@ LOWBIT_ALWAYS_INLINE piece<T, NP> rows_piece(const T* x, T* y, std::size_t rows,
   pc.loaded = true;
   pc.x = x;
   pc.y = y;
-  pc.n = rows * cols;
-  pc.rows = rows;
+  pc.n = blocks * rows * cols;
+  pc.rows = blocks * rows;
   pc.cols = cols;
+  pc.period = blocks > 1 ? rows : 0;
   return pc;
 }
 
@@ -1549,8 +1585,8 @@ struct row_inputs {
     per_row[k] = varies;
   }
   /// rows_piece over x and y with these operands.
-  piece<T, NP> piece_of(const T* x, T* y, std::size_t rows, std::size_t cols) const noexcept {
-    return rows_piece(x, y, rows, cols, p, per_row);
+  piece<T, NP> piece_of(const T* x, T* y, std::size_t rows, std::size_t cols, std::size_t blocks) const noexcept {
+    return rows_piece(x, y, rows, cols, p, per_row, blocks);
   }
 };
 
@@ -1586,7 +1622,9 @@ bool run_dense_rows(const shape& out, const nd<const T>& x, const std::array<con
   std::array<bool, NP> per_row{};
   for (std::size_t I = 0; I < NP; ++I) {
     bool one = true;
-    if (!per_row_operand(*params[I], out, k, one)) return false;
+    std::size_t period = 0;
+    // One value per row of all the rows (the engine's row mode has no blocks).
+    if (!per_row_operand(*params[I], out, k, one, period) || (!one && period != rows)) return false;
     per_row[I] = !one;
   }
   sink(rows_piece(x.data, y.data, rows, cols, p, per_row));
