@@ -41,7 +41,8 @@
 //                                        float_quant_e4m3, float_quant_exact_e4m3 and
 //                                        bipolar_quant (none)
 //   trunc_v1/<mode>/<tensor|channel>/<N> Trunc opset 1, int8 to 4 bits, mode floor (its
-//                                        default) or round
+//                                        default) or round; floor per tensor also at
+//                                        N = 16, 64 and 256; trunc_v1/floor/nchw4/<N>
 //   trunc_v1_pow2/<mode>/tensor/<N>      the same per tensor with scale 2^-4
 //   <op>/round/channel/<N>, N = 64 W     op int_quant, float_quant_e4m3 and _exact_e4m3, rows
 //                                        of W = 16, 17, 24, 40, 49, 196 (not whole batches),
@@ -621,6 +622,8 @@ bool register_all() {
     RegisterBenchmark(("float_quant_e4m3" + tail).c_str(), bm_float_quant<>, floats[0].second, m, pattern::nchw4, n);
     RegisterBenchmark(("float_quant_exact_e4m3" + tail).c_str(), bm_float_quant<lowbit::semantics::exact>,
                       exact_floats[0].second, m, pattern::nchw4, n);
+    RegisterBenchmark(("trunc_v1/floor/nchw4/" + std::to_string(n)).c_str(), bm_trunc_v1,
+                      lowbit::rounding_mode::floor, pattern::nchw4, n);
   }
   // Trunc opset 1 in its default mode (FLOOR) and ROUND.
   for (lowbit::rounding_mode m : {lowbit::rounding_mode::floor, lowbit::rounding_mode::half_even})
@@ -641,6 +644,8 @@ bool register_all() {
     const lowbit::rounding_mode m = lowbit::rounding_mode::half_even;
     RegisterBenchmark(("int_quant/round/tensor/" + ni).c_str(), bm_int_quant, m, pattern::tensor, n, true);
     RegisterBenchmark(("trunc/round/tensor/" + ni).c_str(), bm_trunc, m, pattern::tensor, n);
+    RegisterBenchmark(("trunc_v1/floor/tensor/" + ni).c_str(), bm_trunc_v1, lowbit::rounding_mode::floor,
+                      pattern::tensor, n);
     RegisterBenchmark(("bipolar_quant/none/tensor/" + ni).c_str(), bm_bipolar_quant, pattern::tensor, n);
     RegisterBenchmark(("float_quant_e4m3/round/tensor/" + ni).c_str(), bm_float_quant<>, floats[0].second, m,
                       pattern::tensor, n);

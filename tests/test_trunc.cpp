@@ -865,6 +865,74 @@ TEST_CASE("trunc: the scalar route gives the general route's bits, every mode, w
                  "out_bitwidth = 8.5");
 }
 
+TEST_CASE("trunc_v1: the scalar and row routes give the general route's bits, every mode, width, type and path",
+          "[trunc][trunc_v1][route]") {
+  const std::vector<float> xf = lowbit_test::mixed_values<float>(1400, 43);
+  const std::vector<double> xd = lowbit_test::mixed_values<double>(1400, 47);
+  // Scales per row (powers of two among them: the divider's fast path for a
+  // constant scale) and zero points per row.
+  const std::vector<float> sf{0.05f, 0.25f, 3.0f, 0.125f, 1e-3f, 7.0f, 1e-30f};
+  const std::vector<float> zf{0.0f, 2.0f, -3.0f, 1.5f, 0.0f, 7.0f, -1.0f};
+  const std::vector<double> sd(sf.begin(), sf.end()), zd(zf.begin(), zf.end());
+  for (rounding_mode m : lowbit::all_rounding_modes)
+    for (const auto& bw : {std::pair{8.0f, 4.0f}, std::pair{4.0f, 8.0f}, std::pair{32.0f, 1.0f}, std::pair{3.0f, 3.0f}}) {
+      const float in_b = bw.first, out_b = bw.second;  // not bindings: clang 14 cannot capture those
+      CAPTURE(lowbit::to_string(m), in_b, out_b);
+      const lowbit::trunc_v1<> ref{.rounding = m};
+      const lowbit::trunc_v1<semantics::exact> ex{.rounding = m};
+      for (const float s : {0.25f, 0.05f, 3.0f}) {
+        lowbit_test::require_scalar_route_bits(ref, xf, s, 1.0f, in_b, out_b);
+        lowbit_test::require_scalar_route_bits(ex, xf, s, -1.5f, in_b, out_b);
+        lowbit_test::require_scalar_route_bits(ref, xd, double(s), 0.0, double(in_b), double(out_b));
+        lowbit_test::require_scalar_route_bits(ex, xd, double(s), 2.0, double(in_b), double(out_b));
+      }
+      lowbit_test::require_row_route_bits(xf, sf, [&](const auto& xv, const auto& sv, const auto& yv) {
+        ref(xv, sv, 1.0f, in_b, out_b, yv);
+      });
+      lowbit_test::require_row_route_bits(xf, sf, [&](const auto& xv, const auto& sv, const auto& yv) {
+        ex(xv, sv, -1.0f, in_b, out_b, yv);
+      });
+      lowbit_test::require_row_route_bits(xf, zf, [&](const auto& xv, const auto& zv, const auto& yv) {
+        ex(xv, 0.25f, zv, in_b, out_b, yv);
+      });
+      lowbit_test::require_row_route_bits(xf, sf, [&](const auto& xv, const auto& sv, const auto& yv) {
+        ref(xv, sv, sv, in_b, out_b, yv);
+      });
+      lowbit_test::require_row_route_bits(xd, sd, [&](const auto& xv, const auto& sv, const auto& yv) {
+        ref(xv, sv, 0.0, double(in_b), double(out_b), yv);
+      });
+      lowbit_test::require_row_route_bits(xd, zd, [&](const auto& xv, const auto& zv, const auto& yv) {
+        ex(xv, 0.05, zv, double(in_b), double(out_b), yv);
+      });
+    }
+  // A bit width per row (the general route), against one-element calls;
+  // values the routes leave to the general route's messages, nothing
+  // written.
+  const std::vector<float> x(4 * 32, 37.3f), s{0.25f, 0.25f, 0.5f, 0.25f}, ob{4, 4, 2, 4};
+  std::vector<float> y(4 * 32, 42.0f);
+  const strided_view<const float> xv(x.data(), {4, 32}), sv(s.data(), {4, 1});
+  const strided_view<float> yv(y.data(), {4, 32});
+  const lowbit::trunc_v1<semantics::exact> ex{.rounding = rounding_mode::floor};
+  ex(xv, sv, 0.0f, 8.0f, strided_view<const float>(ob.data(), {4, 1}), yv);
+  std::vector<float> one(1);
+  ex(std::span<const float>(x.data(), 1), 0.25f, 0.0f, 8.0f, 4.0f, one);
+  CHECK(y[0] == one[0]);
+  CHECK(y[0] == 9.0f * 0.25f);  // round(149.2) = 149, / 16 floored: 9, times the scale
+  ex(std::span<const float>(x.data(), 1), 0.5f, 0.0f, 8.0f, 2.0f, one);
+  CHECK(y[2 * 32] == one[0]);
+  CHECK(y[2 * 32] == 1.0f * 0.5f);  // round(74.6) = 75, / 64 floored: 1, times the scale
+  const std::vector<float> bad{0.25f, 0.25f, 0.0f, 0.25f};
+  std::fill(y.begin(), y.end(), 42.0f);
+  check_rejected([&] { ex(xv, strided_view<const float>(bad.data(), {4, 1}), 0.0f, 8.0f, 4.0f, yv); }, y,
+                 "scale[2, 0] = 0");
+  check_rejected([&] { ex(xv, sv, 0.0f, 8.0f, 0.0f, yv); }, y, "out_bitwidth = 0");
+  check_rejected([&] { ex(xv, sv, 0.0f, 8.5f, 4.0f, yv); }, y, "in_bitwidth = 8.5");
+  std::vector<float> xs{1, 2, 3, 4, 5, 6}, ys(6, 42.0f);
+  check_rejected([&] { ex(xs, -1.0f, 0.0f, 8.0f, 4.0f, ys); }, ys, "scale");
+  check_rejected([&] { ex(xs, 1.0f, 0.0f, 33.0f, 4.0f, ys); }, ys, "in_bitwidth = 33");
+  check_rejected([&] { lowbit::trunc_v1<>{}(xs, 1.0f, 0.0f, 8.0f, 0.5f, ys); }, ys, "out_bitwidth = 0.5");
+}
+
 // ---- the row route (detail::row_route, trunc::run_rows) -------------------------
 
 TEST_CASE("trunc: the row route gives the general route's bits, every mode, width, type and parameter",

@@ -874,6 +874,73 @@ struct trunc_v1 {
     return false;
   }
 
+  /// The t operand (1/t = 2^(out - in), exact) of one in_bitwidth and one
+  /// out_bitwidth, as the state computes it; false for a bit width
+  /// check_values rejects, or the stochastic mode (each element's index,
+  /// the group cache): the general route then.
+  template <class T>
+  bool route_inverse_t(T ib, T ob, T& inv_t) const {
+    if (rounding == rounding_mode::stochastic || !detail::valid_bitwidth(ib) || !detail::valid_bitwidth(ob))
+      return false;
+    inv_t = std::ldexp(T(1), static_cast<int>(ob) - static_cast<int>(ib));
+    return true;
+  }
+
+  /// The scalar route (detail/driver.hpp, scalar_route): every input a
+  /// scalar, checked as check_values checks them; the operands and kernel
+  /// the state and run_with would give the one constant piece.
+  template <class T>
+  bool run_scalars(const T* x, T* y, std::size_t n, const std::array<T, inputs::size>& p, bool simd) const {
+    using I = inputs;
+    using O = operands;
+    std::array<T, O::size> ops{};
+    const T s = p[I::index<"scale">];
+    if (!route_inverse_t(p[I::index<"in_bitwidth">], p[I::index<"out_bitwidth">], ops[O::index<"t">])) return false;
+    if constexpr (S == semantics::exact)
+      if (!detail::positive_scale(s)) return false;
+    ops[O::index<"scale">] = s;
+    ops[O::index<"zeropt">] = p[I::index<"zeropt">];
+    const auto sd = detail::scale_divider::for_scale(s, simd);
+    detail::with_rounding_mode(rounding, [&](auto mc) {
+      constexpr rounding_mode M = decltype(mc)::value;
+      // A loop of its own for the default, FLOOR, and ROUND (run_splat).
+      constexpr bool direct = M == rounding_mode::half_even || M == rounding_mode::floor;
+      if constexpr (M != rounding_mode::stochastic)
+        detail::run_splat<direct>(detail::trunc_v1_kernel<S, M, detail::stage::fake>{sd, M, {seed, random_bits, index_offset}}, x, y, n, ops, simd);
+    });
+    return true;
+  }
+
+  /// The row route (detail/driver.hpp, row_route): scale and zeropt one
+  /// value or one per row of a block, the bit widths one value each,
+  /// checked as check_values checks them; the state's kernel on the
+  /// row-mode piece. A bit width per row takes the general route.
+  template <class T>
+  bool run_rows(const T* x, T* y, std::size_t rows, std::size_t cols, std::size_t blocks,
+                const std::array<const T*, inputs::size>& p, const std::array<bool, inputs::size>& per_row,
+                bool simd) const {
+    using I = inputs;
+    using O = operands;
+    constexpr std::size_t scale_i = I::index<"scale">, ib_i = I::index<"in_bitwidth">, ob_i = I::index<"out_bitwidth">;
+    detail::row_inputs<T, O::size> ro;
+    if (per_row[ib_i] || per_row[ob_i] || !route_inverse_t(*p[ib_i], *p[ob_i], ro.v[O::index<"t">])) return false;
+    if constexpr (S == semantics::exact)
+      if (!detail::all_elements(p[scale_i], per_row[scale_i] ? rows : 1,
+                                [](auto v) { return detail::positive_scale(v); }))
+        return false;
+    ro.operand(O::index<"scale">, p[scale_i], per_row[scale_i]);
+    ro.operand(O::index<"zeropt">, p[I::index<"zeropt">], per_row[I::index<"zeropt">]);
+    const detail::piece<T, O::size> pc = ro.piece_of(x, y, rows, cols, blocks);
+    constexpr std::size_t scale_k = O::index<"scale">;
+    const auto sd = detail::scale_divider::for_scale(pc.s[scale_k], simd && !pc.vary[scale_k]);
+    detail::with_rounding_mode(rounding, [&](auto mc) {
+      constexpr rounding_mode M = decltype(mc)::value;
+      if constexpr (M != rounding_mode::stochastic)
+        detail::run_piece(detail::trunc_v1_kernel<S, M, detail::stage::fake>{sd, M, {seed, random_bits, index_offset}}, pc, simd);
+    });
+    return true;
+  }
+
   /// The kernel operands: scale and zeropt as given, and 1/t = 2^(out - in)
   /// per element of broadcast(in_bitwidth, out_bitwidth) (exact): the
   /// operand named t holds t's inverse (trunc_v1_kernel).
