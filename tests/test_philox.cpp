@@ -448,18 +448,23 @@ TEST_CASE("philox_group_stepper gives philox_group_words' words, a few rounds at
                                        want);
           ld::philox_group_stepper::keys ks;
           ld::philox_group_stepper::set_keys(ks, seed);
-          // The schedules for_batches uses: 8 batches, 4, and 16 in two halves.
-          ld::philox_group_stepper a, b, c;
-          a.start(g);
-          b.start(g);
-          c.start(g);
-          int calls = 0;
-          a.interleave<8, 0, 10>(ks, [&](int) { ++calls; });
-          b.interleave<4, 0, 10>(ks, [&](int) { ++calls; });
-          c.interleave<8, 0, 5>(ks, [&](int) { ++calls; });
-          c.interleave<8, 5, 10>(ks, [&](int) { ++calls; });
-          CHECK(calls == 28);
-          for (const auto* s : {&a, &b, &c}) {
+          // The schedules for_batches uses (4, 8 and 16 batches a group),
+          // and 1 and 32; each batch called once, in order.
+          ld::philox_group_stepper a, b, c, d1, d32;
+          int calls = 0, next = 0;
+          for (auto [s, nb] : {std::pair{&a, 4}, std::pair{&b, 8}, std::pair{&c, 16}, std::pair{&d1, 1},
+                               std::pair{&d32, 32}}) {
+            s->start(g);
+            next = 0;
+            s->interleave(ks, nb, [&](int i) {
+              CHECK(i == next);
+              ++next;
+              ++calls;
+            });
+            CHECK(next == nb);
+          }
+          CHECK(calls == 61);
+          for (const auto* s : {&a, &b, &c, &d1, &d32}) {
             U got[4][1];
             s->words(got);
             for (int k = 0; k < 4; ++k) CHECK(lanes(got[k][0]) == lanes(want[0][k][0]));

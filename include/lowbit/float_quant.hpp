@@ -224,6 +224,17 @@ struct fq_round_fixed {
   }
 };
 
+/// Rounds stochastically with the lanes' thresholds `u` (reference
+/// semantics): the stochastic kernel's step, without the switch of every
+/// mode (compiled at every call site whose mode is not known).
+template <class V>
+struct fq_round_stochastic {
+  V u = V(0);
+  LOWBIT_ALWAYS_INLINE V operator()(V y) const noexcept {
+    return detail::round_integral_u<semantics::reference, rounding_mode::stochastic>(y, u);
+  }
+};
+
 /// Rounds with the run-time mode (reference semantics): a switch per batch,
 /// always predicted; `u` is the stochastic mode's threshold (unused by the
 /// other modes).
@@ -287,8 +298,7 @@ struct float_quant_ref_stochastic_kernel : fq_ref_eval {
   template <class V>
   LOWBIT_ALWAYS_INLINE V eval(V u, V X, V scale, V mant, V emin, V maxv) const noexcept {
     bool ok = true;
-    return fq_ref_eval::template eval<St, false>(ok, fq_round_any<V>{rounding_mode::stochastic, u}, ov, X, scale,
-                                                 mant, emin, maxv);
+    return fq_ref_eval::template eval<St, false>(ok, fq_round_stochastic<V>{u}, ov, X, scale, mant, emin, maxv);
   }
 };
 

@@ -676,13 +676,23 @@ struct philox_group_stepper {
   LOWBIT_ALWAYS_INLINE void words(xsimd::batch<std::uint32_t, A> (&wd)[4][1]) const noexcept {
     for (int k = 0; k < 4; ++k) wd[k][0] = xsimd::batch<std::uint32_t, A>(philox_pack_lanes64(c[0][k], c[1][k]));
   }
-  /// NB calls batch(b), b = 0 .. NB - 1, with rounds From .. To - 1
-  /// spread between them (round From + (To - From) b / NB on, before b).
-  template <int NB, int From, int To, class F>
-  LOWBIT_ALWAYS_INLINE void interleave(const keys& ks, F&& batch) noexcept {
-    [&]<int... b>(std::integer_sequence<int, b...>) LOWBIT_ALWAYS_INLINE_LAMBDA {
-      ((rounds<From + (To - From) * b / NB, From + (To - From) * (b + 1) / NB>(ks), batch(b)), ...);
-    }(std::make_integer_sequence<int, NB>{});
+  /// Round `round` (0 to 9) of both registers.
+  LOWBIT_ALWAYS_INLINE void round_at(const keys& ks, int round) noexcept {
+    for (int h = 0; h < 2; ++h) philox_round_lanes64(c[h], ks.k[round][0], ks.k[round][1]);
+  }
+  /// Calls batch(b) for b = 0 .. nb - 1 (nb >= 1), with the ten rounds
+  /// spread between them: rounds 10 b / nb to 10 (b + 1) / nb - 1 before
+  /// batch b. A loop, not unrolled: the batch (a whole kernel) is compiled
+  /// once, where an unrolled schedule compiled it once per batch of every
+  /// group size (47 KB of row loop and 3.5 s of g++ for reference
+  /// FloatQuant's stochastic kernel); the branches repeat every group.
+  template <class F>
+  LOWBIT_ALWAYS_INLINE void interleave(const keys& ks, int nb, F&& batch) noexcept {
+    int round = 0;
+    for (int b = 0; b < nb; ++b) {
+      for (const int end = 10 * (b + 1) / nb; round < end; ++round) round_at(ks, round);
+      batch(b);
+    }
   }
 };
 #endif

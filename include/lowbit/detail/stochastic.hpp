@@ -144,14 +144,7 @@ struct stochastic_source {
           auto batch = [&](int b) LOWBIT_ALWAYS_INLINE_LAMBDA {
             f(j + static_cast<std::size_t>(b) * L, B::load_aligned(t + static_cast<std::size_t>(b) * L));
           };
-          if (glog == 8) {  // D = 16: two halves of eight batches
-            ps.interleave<8, 0, 5>(gb.keys, batch);
-            ps.interleave<8, 5, 10>(gb.keys, [&](int b) LOWBIT_ALWAYS_INLINE_LAMBDA { batch(b + 8); });
-          } else if (glog == 7) {
-            ps.interleave<8, 0, 10>(gb.keys, batch);
-          } else {
-            ps.interleave<4, 0, 10>(gb.keys, batch);
-          }
+          ps.interleave(gb.keys, static_cast<int>(m / L), batch);  // G / L batches: 4, 8 or 16
           xsimd::batch<std::uint32_t, A> wd[4][1];
           ps.words(wd);
           gb.cur ^= 1;
