@@ -884,7 +884,8 @@ struct float_quant {
     };
     run_kernel<detail::stage::fake>(rounding, overflow(), exact ? nullptr : detail::log2_roundup_thresholds(),
                                     detail::stochastic_source{seed, random_bits, index_offset}, ops,
-                                    std::array<bool, O::size>{}, simd, run, run);
+                                    std::array<bool, O::size>{}, simd, run,
+                                    [&](const auto& k) { detail::run_splat_compact(k, x, y, n, ops, simd); });
     return true;
   }
 

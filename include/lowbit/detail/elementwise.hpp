@@ -1411,6 +1411,16 @@ void run_splat(const K& k, const T* x, T* y, std::size_t n, const std::array<T, 
   }
 }
 
+/// run_splat through run_piece_compact (the loaded loop alone), for the
+/// kernels the general route runs so: their row loop is then compiled for
+/// no caller.
+template <class K, class T, std::size_t NP>
+void run_splat_compact(const K& k, const T* x, T* y, std::size_t n, const std::array<T, NP>& s, bool simd) {
+  std::array<const T*, NP> p{};
+  for (std::size_t I = 0; I < NP; ++I) p[I] = &s[I];
+  run_piece_compact(k, flat_piece(x, p, std::array<bool, NP>{}, y, n, 0, execution{}), simd);
+}
+
 /// The common case in one step (what the general walk would do with it,
 /// without its set-up, which costs as much as a few hundred elements): a
 /// plan of one run, x and y contiguous, every parameter constant or
