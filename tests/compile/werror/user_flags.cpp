@@ -7,6 +7,7 @@
 // the intrinsic headers, which this file includes first through lowbit.
 #include <lowbit/lowbit.hpp>
 
+#include <cstddef>
 #include <span>
 
 namespace lowbit_compile_test {
@@ -24,6 +25,20 @@ void user_calls(std::span<const float> x, std::span<float> y, lowbit::rounding_m
   fqx(x, 0.05f, y);
   const lowbit::bipolar_quant<> bq{};
   bq(x, 0.05f, y);
+  const lowbit::trunc_v1<> tr1{.rounding = m};
+  tr1(x, 0.05f, 0.0f, 8.0f, 4.0f, y);
+}
+
+// Per channel on a batch of images (the row route with blocks): x and y
+// [N, C, H, W], the scale [1, C, 1, 1].
+void user_channel_calls(const float* x, float* y, const float* s, std::size_t n, std::size_t c, std::size_t hw,
+                        lowbit::rounding_mode m) {
+  const lowbit::strided_view<const float> xv(x, {n, c, hw, 1}), sv(s, {1, c, 1, 1});
+  const lowbit::strided_view<float> yv(y, {n, c, hw, 1});
+  lowbit::int_quant<>{.rounding = m}(xv, sv, 0.0f, 8.0f, yv);
+  lowbit::trunc<>{.rounding = m}(xv, sv, 0.0f, 8.0f, 0.05f, 4.0f, yv);
+  lowbit::trunc_v1<lowbit::semantics::exact>{.rounding = m}(xv, sv, 0.0f, 8.0f, 4.0f, yv);
+  lowbit::minifloat_quant<>{.format = lowbit::formats::fp8_e4m3fn, .rounding = m}(xv, sv, yv);
 }
 
 }  // namespace lowbit_compile_test
