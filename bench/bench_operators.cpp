@@ -45,8 +45,8 @@
 //                                        N = 16, 64 and 256; trunc_v1/floor/nchw4/<N>
 //   trunc_v1_pow2/<mode>/tensor/<N>      the same per tensor with scale 2^-4
 //   <op>/round/channel/<N>, N = 64 W     op int_quant, float_quant_e4m3 and _exact_e4m3, rows
-//                                        of W = 16, 17, 24, 40, 49, 196 (not whole batches),
-//                                        with baseline/hand_fp8_e4m3_channel/<N>
+//                                        of W = 9, 16, 17, 24, 40, 49, 196 (not whole batches;
+//                                        9: a depthwise 3 x 3), with baseline/hand_fp8_e4m3_channel/<N>
 //   <op>/round/view/<N>                  op int_quant or float_quant_exact_e4m3, N = 16, 64,
 //                                        256: per tensor with x and y as dense strided views
 //                                        [N/16, 16] (compare with <op>/round/tensor/<N>)
@@ -655,9 +655,9 @@ bool register_all() {
     RegisterBenchmark(("float_quant_exact_e4m3/round/view/" + ni).c_str(),
                       bm_float_quant<lowbit::semantics::exact>, exact_floats[0].second, m, pattern::view, n);
   }
-  // Per channel on rows of W = 16, 17, 24, 40, 49 and 196 elements (64 rows,
+  // Per channel on rows of W = 9, 16, 17, 24, 40, 49 and 196 elements (64 rows,
   // N = 64 W): rows that are not whole batches, next to the hand loop.
-  for (std::size_t w : {16, 17, 24, 40, 49, 196}) {
+  for (std::size_t w : {9, 16, 17, 24, 40, 49, 196}) {
     const std::size_t n = channels * w;
     const std::string ni = std::to_string(n);
     const lowbit::rounding_mode m = lowbit::rounding_mode::half_even;

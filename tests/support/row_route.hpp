@@ -30,8 +30,8 @@ namespace lowbit_test {
  * W] with pv [1, R, 1, 1] (NCHW with N = 2) and x [2, 2, R, W] with pv
  * [1, R, 1] (two dimensions of blocks); out of place
  * and in place; with the SIMD body and with the scalar kernels alone
- * (detail::simd_scope). Rows shorter than a batch (the general route's
- * chunks) and pv of one element ([1, 1]: one row of all the elements, as
+ * (detail::simd_scope). Rows shorter than a batch (W = 3: the route's
+ * short rows, run_short_rows) and pv of one element ([1, 1]: one row of all the elements, as
  * the scalar itself gives) are checked too, and y overlapping pv or x (the general route's errors, with
  * nothing written).
  */

@@ -477,8 +477,8 @@ constexpr bool row_call = !(std::is_arithmetic_v<std::remove_cvref_t<P>> && ...)
  * [1, C, 1, 1] for [1, C, H, W]: rows_split and per_row_operand, the test
  * of the engine's per-channel route), dense, or of one value per row of
  * each of `blocks` blocks (the same [1, C, 1, 1] for x of [N, C, H, W]: N
- * blocks of C rows; every such input with the same block); rows of at
- * least a batch; one
+ * blocks of C rows; every such input with the same block); rows of any
+ * length (shorter than a batch: run_short_rows); one
  * thread, no streaming stores; y is x or shares no byte with it, and
  * shares none with any input. The views are read as the general route
  * reads them (y, x, then the inputs in order: the same checks and
@@ -526,7 +526,6 @@ bool row_route(const Op& op, Y& y, const X& x, const P&... p) {
   for (std::size_t j = 0; j < NT; ++j) gs[j] = &tg[j];
   std::size_t k = 0, rows = 1, cols = 1;
   if (!rows_split(s, gs.data(), NT, k, rows, cols)) return false;
-  if (k != 0 && !row_mode_cols<T>(cols)) return false;  // short rows: the general route gathers them
   std::array<bool, N> per_row{};
   std::size_t block_rows = 0;  // the rows of a block: the per-row inputs' period, all the same
   for (std::size_t j = 0; j < NT; ++j) {

@@ -14,6 +14,7 @@
 #define LOWBIT_DETAIL_ELEMENTWISE_HPP
 
 #include <algorithm>
+#include <numeric>
 #include <cstdio>
 #include <limits>
 #include <array>
@@ -702,11 +703,7 @@ LOWBIT_ALWAYS_INLINE bool row_batches_impl(const piece<T, NP>& pc, const K& kern
   const std::array<std::ptrdiff_t, NP> rstep{(rows_mode ? pc.row_stride[I] : 0)...};
   const element_index ix = pc.index;
   std::size_t r = rr, c = cc;
-  // The parameters' row: r, or r % period (rows never wrap without one).
-  const std::size_t per = rows_mode && pc.period != 0 ? pc.period : rows;
-  std::size_t pr = static_cast<std::size_t>(row_of(pc, r));
-  std::array<const T*, NP> rp{
-      (rows_mode ? pc.p[I] + static_cast<std::ptrdiff_t>(pr) * rstep[I] : &pc.s[I])...};
+  std::array<const T*, NP> rp{(rows_mode ? pc.p[I] + static_cast<std::ptrdiff_t>(r) * rstep[I] : &pc.s[I])...};
   std::array<B, NP> rb{B(*rp[I])...};
   constexpr bool grouped = stochastic_kernel<K> && std::is_same_v<T, float>;
   [[maybe_unused]] typename stochastic_buffer_of<K, grouped>::type gb;
@@ -777,12 +774,7 @@ LOWBIT_ALWAYS_INLINE bool row_batches_impl(const piece<T, NP>& pc, const K& kern
     }
     if (++r >= rows) return true;
     c = 0;
-    if (++pr == per) [[unlikely]] {  // the parameters' rows start again
-      pr = 0;
-      ((rstep[I] != 0 ? (void)(rp[I] = pc.p[I], rb[I] = B(*rp[I])) : (void)0), ...);
-    } else {
-      ((rstep[I] != 0 ? (void)(rp[I] += rstep[I], rb[I] = B(*rp[I])) : (void)0), ...);
-    }
+    ((rstep[I] != 0 ? (void)(rp[I] += rstep[I], rb[I] = B(*rp[I])) : (void)0), ...);
   }
 }
 
@@ -858,10 +850,76 @@ LOWBIT_NOINLINE bool loaded_batches(const piece<T, NP>& pc, const void* k, std::
  * - without a row loop (run_piece_compact), the loaded loop serves every
  *   piece, a row at a time (a constant piece is one row).
  */
+/**
+ * A row-mode piece whose rows are shorter than a batch (the row route's
+ * `[C, 9]`: a depthwise convolution's 3 x 3 weights, one scale per
+ * channel), with SIMD: chunks of whole rows, each run on the loaded loop
+ * as a flat piece whose per-row operands are expanded into a buffer of one
+ * value per element (what tiling does for the general route), the chunk's
+ * last elements on the scalar loop. Out of line, so that its buffers take
+ * stack only here.
+ */
+template <class T, std::size_t NP>
+LOWBIT_NOINLINE void run_short_rows(const batch_leaves<T, NP>& lv, const piece<T, NP>& pc) {
+  using B = batch<T>;
+  constexpr std::size_t L = B::size, chunk = 512;
+  // Each row's value is stored as a whole batch (the next row's overwrites
+  // the excess): L elements of slack.
+  alignas(64) T buf[NP][chunk + L];
+  const std::size_t rows = pc.rows, cols = pc.cols;
+  // Rows per chunk: a multiple of L / gcd(cols, L), so that a chunk is
+  // whole batches (no scalar tail but the piece's last).
+  const std::size_t whole = L / std::gcd(cols, L), fit = chunk / cols;
+  const std::size_t per = fit >= whole ? fit / whole * whole : fit;
+  declined_batches dec;
+  for (std::size_t r0 = 0; r0 < rows; r0 += per) {
+    const std::size_t nr = std::min(per, rows - r0), n = nr * cols;
+    piece<T, NP> fp;
+    fp.x = pc.x + r0 * cols;
+    fp.y = pc.y + r0 * cols;
+    fp.n = n;
+    fp.loaded = true;
+    fp.index = index_at(pc.index, r0 * cols);
+    for (std::size_t I = 0; I < NP; ++I) {
+      fp.s[I] = pc.p[I][row_of(pc, r0) * pc.row_stride[I]];
+      if (pc.row_stride[I] == 0) continue;
+      for (std::size_t r = 0; r < nr; ++r)
+        detail::store(buf[I] + r * cols, B(pc.p[I][row_of(pc, r0 + r) * pc.row_stride[I]]));
+      fp.p[I] = buf[I];
+      fp.vary[I] = true;
+    }
+    std::size_t from = 0;
+    auto flush = [&] {
+      for (std::size_t j = 0; j < dec.count; ++j) lv.scalar(lv.scalar_kernel, fp, 0, dec.col[j], dec.col[j] + L);
+      dec.count = 0;
+    };
+    while (!lv.loaded(fp, lv.kernel, 0, from, false, dec)) flush();
+    flush();
+    if (const std::size_t body = n / L * L; body < n) lv.scalar(lv.scalar_kernel, fp, 0, body, n);
+  }
+}
+
 template <class T, std::size_t NP>
 LOWBIT_NOINLINE void run_piece_on(const batch_leaves<T, NP>& lv, const piece<T, NP>& pc, bool simd) {
   constexpr std::size_t L = batch<T>::size;
   const bool rows_mode = rows_mode_of(pc);
+  if (simd && rows_mode && pc.cols != 0 && pc.cols < L) return run_short_rows(lv, pc);
+  if (rows_mode && pc.period != 0 && pc.period < pc.rows) {
+    // Operands that repeat every `period` rows: one block at a time, each
+    // a piece without a period (so the leaves never wrap; rows is a
+    // multiple of period).
+    piece<T, NP> b = pc;
+    b.period = 0;
+    b.rows = pc.period;
+    b.n = pc.period * pc.cols;
+    for (std::size_t r0 = 0; r0 < pc.rows; r0 += pc.period) {
+      b.x = pc.x + r0 * pc.cols;
+      b.y = pc.y + r0 * pc.cols;
+      b.index = index_at(pc.index, r0 * pc.cols);
+      run_piece_on(lv, b, simd);
+    }
+    return;
+  }
   // Streaming stores: never in row mode (the engine does not ask for them).
   const bool stream = simd && pc.stream && !rows_mode && reinterpret_cast<std::uintptr_t>(pc.y) % sizeof(T) == 0;
   const std::size_t rows = rows_mode ? pc.rows : 1, cols = rows_mode ? pc.cols : pc.n;
