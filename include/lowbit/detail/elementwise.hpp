@@ -831,31 +831,11 @@ LOWBIT_NOINLINE bool loaded_batches(const piece<T, NP>& pc, const void* k, std::
 }
 
 /**
- * The kernel loops: `y[i] = k(x[i], params...)` over a piece. With `simd`,
- * whole batches on the kernel's leaves, the scalar elements before them (a
- * peel, for streaming stores) and after them (the tail) on the scalar loop;
- * without, the scalar loop alone. This is compiled once per element type
- * and operand count, the scalar loop (scalar_columns) once per scalar
- * kernel, which the seven rounding modes of an operator share
- * (scalar_kernel_of): a mode costs its two leaves and nothing else.
- *
- * - a piece whose parameters are constant along each row (a constant
- *   piece, one row of splats, or row mode) runs on the row loop, each row's
- *   last elements in a batch too (rows shorter than a batch, and the
- *   batches a kernel declines, on the scalar loop after it: a call inside
- *   the row loop would make the compiler spill and rebuild the broadcast
- *   parameters and constants around it, every row);
- * - a piece with a parameter array along it, or that streams its stores (a
- *   large constant piece), runs on the loaded loop;
- * - without a row loop (run_piece_compact), the loaded loop serves every
- *   piece, a row at a time (a constant piece is one row).
- */
-/**
  * A row-mode piece whose rows are shorter than a batch (the row route's
  * `[C, 9]`: a depthwise convolution's 3 x 3 weights, one scale per
  * channel), with SIMD: chunks of whole rows, each run on the loaded loop
  * as a flat piece whose per-row operands are expanded into a buffer of one
- * value per element (what tiling does for the general route), the chunk's
+ * value per element (what tiling does for the general route), the piece's
  * last elements on the scalar loop. Out of line, so that its buffers take
  * stack only here.
  */
@@ -899,6 +879,29 @@ LOWBIT_NOINLINE void run_short_rows(const batch_leaves<T, NP>& lv, const piece<T
   }
 }
 
+/**
+ * The kernel loops: `y[i] = k(x[i], params...)` over a piece. With `simd`,
+ * whole batches on the kernel's leaves, the scalar elements before them (a
+ * peel, for streaming stores) and after them (the tail) on the scalar loop;
+ * without, the scalar loop alone. This is compiled once per element type
+ * and operand count, the scalar loop (scalar_columns) once per scalar
+ * kernel, which the seven rounding modes of an operator share
+ * (scalar_kernel_of): a mode costs its two leaves and nothing else.
+ *
+ * - a piece whose parameters are constant along each row (a constant
+ *   piece, one row of splats, or row mode) runs on the row loop, each row's
+ *   last elements in a batch too (rows shorter than a batch, and the
+ *   batches a kernel declines, on the scalar loop after it: a call inside
+ *   the row loop would make the compiler spill and rebuild the broadcast
+ *   parameters and constants around it, every row);
+ * - a piece with a parameter array along it, or that streams its stores (a
+ *   large constant piece), runs on the loaded loop;
+ * - without a row loop (run_piece_compact), the loaded loop serves every
+ *   piece, a row at a time (a constant piece is one row);
+ * - a row-mode piece of rows shorter than a batch (the row route's) runs,
+ *   with SIMD, on run_short_rows; one whose operands repeat every `period`
+ *   rows runs one block at a time (the leaves never see a period).
+ */
 template <class T, std::size_t NP>
 LOWBIT_NOINLINE void run_piece_on(const batch_leaves<T, NP>& lv, const piece<T, NP>& pc, bool simd) {
   constexpr std::size_t L = batch<T>::size;
