@@ -2,7 +2,9 @@
 // Tests for include/lowbit/bipolar_quant.hpp.
 #include <lowbit/bipolar_quant.hpp>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <span>
 #include <vector>
@@ -39,6 +41,36 @@ TEST_CASE("bipolar_quant: NaN gives -scale in reference and NaN in exact", "[bip
   lowbit::bipolar_quant<semantics::exact>{}(x, 3.0f, y);
   CHECK(std::isnan(y[0]));
   CHECK(std::isnan(y[1]));
+}
+
+TEST_CASE("bipolar_quant: a NaN scale gives that NaN, quieted, with its own sign, in every lane and tail",
+          "[bipolar_quant]") {
+  // Reference semantics: (x >= 0 ? 1 : -1) * s, with s a NaN per element:
+  // the product is s quieted, its sign kept, as numpy (and the batches)
+  // give it, for negative x too; -s would flip the sign (GCC folded the
+  // scalar kernel's -1 * s into -s: the tails and the scalar path gave
+  // 0xffc00000). Every length through two batches, SIMD and scalar, in
+  // place too; NaNs of both signs, quiet and signalling.
+  for (const std::uint32_t nb : {0x7fc00000u, 0xffc00000u, 0x7fa00001u, 0xffa00001u, 0x7fc12345u})
+    for (const bool simd : {true, false})
+      for (std::size_t n = 1; n <= 40; ++n) {
+        CAPTURE(nb, simd, n);
+        const lowbit::detail::simd_scope path(simd);
+        std::vector<float> x(n), s(n, std::bit_cast<float>(nb)), y(n, 42.0f);
+        for (std::size_t i = 0; i < n; ++i) x[i] = (i % 3 == 0 ? 1.0f : -1.0f) * (0.5f + static_cast<float>(i));
+        lowbit::bipolar_quant<>{}(x, s, y);
+        std::size_t bad = 0;
+        for (std::size_t i = 0; i < n; ++i) bad += bits(y[i]) != (nb | 0x00400000u);
+        CHECK(bad == 0);
+        // Per channel: [n, 1] scale over [n, 3].
+        std::vector<float> x3(3 * n), y3(3 * n, 42.0f);
+        for (std::size_t i = 0; i < 3 * n; ++i) x3[i] = x[i % n];
+        lowbit::bipolar_quant<>{}(strided_view<const float>(x3.data(), {n, 3}), strided_view<const float>(s.data(), {n, 1}),
+                                  strided_view<float>(y3.data(), {n, 3}));
+        bad = 0;
+        for (std::size_t i = 0; i < 3 * n; ++i) bad += bits(y3[i]) != (nb | 0x00400000u);
+        CHECK(bad == 0);
+      }
 }
 
 TEST_CASE("bipolar_quant: infinities, subnormal inputs and subnormal scales", "[bipolar_quant]") {

@@ -16,6 +16,7 @@
 #include "attributes.hpp"
 #include "broadcast.hpp"
 #include "config.hpp"
+#include "detail/divide.hpp"
 #include "detail/driver.hpp"
 #include "detail/elementwise.hpp"
 #include "detail/simd.hpp"
@@ -40,7 +41,10 @@ struct bipolar_quant_kernel {
     V q = detail::select(x >= V(T(0)), V(T(1)), V(T(-1)));
     if constexpr (S == semantics::exact) q = detail::select(detail::is_nan(x), x, q);
     if constexpr (St == stage::code) return q;
-    return q * scale;
+    // q opaque to the optimiser: GCC turns (c ? 1 : -1) * s into c ? s : -s
+    // for scalars, and -NaN is not -1 * NaN (that NaN, quieted, with its own
+    // sign, as numpy and the batches give it).
+    return detail::no_contract(q) * scale;
   }
 };
 
