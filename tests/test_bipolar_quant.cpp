@@ -65,8 +65,8 @@ TEST_CASE("bipolar_quant: a NaN scale gives that NaN, quieted, with its own sign
         // Per channel: [n, 1] scale over [n, 3].
         std::vector<float> x3(3 * n), y3(3 * n, 42.0f);
         for (std::size_t i = 0; i < 3 * n; ++i) x3[i] = x[i % n];
-        lowbit::bipolar_quant<>{}(strided_view<const float>(x3.data(), {n, 3}), strided_view<const float>(s.data(), {n, 1}),
-                                  strided_view<float>(y3.data(), {n, 3}));
+        lowbit::bipolar_quant<>{}(strided_view<const float>(x3.data(), {n, 3}),
+                                  strided_view<const float>(s.data(), {n, 1}), strided_view<float>(y3.data(), {n, 3}));
         bad = 0;
         for (std::size_t i = 0; i < 3 * n; ++i) bad += bits(y3[i]) != (nb | 0x00400000u);
         CHECK(bad == 0);

@@ -875,7 +875,8 @@ TEST_CASE("trunc_v1: the scalar and row routes give the general route's bits, ev
   const std::vector<float> zf{0.0f, 2.0f, -3.0f, 1.5f, 0.0f, 7.0f, -1.0f};
   const std::vector<double> sd(sf.begin(), sf.end()), zd(zf.begin(), zf.end());
   for (rounding_mode m : lowbit::all_rounding_modes)
-    for (const auto& bw : {std::pair{8.0f, 4.0f}, std::pair{4.0f, 8.0f}, std::pair{32.0f, 1.0f}, std::pair{3.0f, 3.0f}}) {
+    for (const auto& bw :
+         {std::pair{8.0f, 4.0f}, std::pair{4.0f, 8.0f}, std::pair{32.0f, 1.0f}, std::pair{3.0f, 3.0f}}) {
       const float in_b = bw.first, out_b = bw.second;  // not bindings: clang 14 cannot capture those
       CAPTURE(lowbit::to_string(m), in_b, out_b);
       const lowbit::trunc_v1<> ref{.rounding = m};

@@ -874,15 +874,21 @@ struct trunc_v1 {
     return false;
   }
 
-  /// The t operand (1/t = 2^(out - in), exact) of one in_bitwidth and one
-  /// out_bitwidth, as the state computes it; false for a bit width
-  /// check_values rejects, or the stochastic mode (each element's index,
-  /// the group cache): the general route then.
+  /// The t operand of valid bit widths ib and ob: 1/t = 2^(ob - ib), exact
+  /// (|ob - ib| <= 52).
+  template <class T>
+  static T inverse_t(T ib, T ob) noexcept {
+    return std::ldexp(T(1), static_cast<int>(ob) - static_cast<int>(ib));
+  }
+
+  /// The routes' t operand (inverse_t); false for a bit width check_values
+  /// rejects, or the stochastic mode (each element's index, the group
+  /// cache): the general route then.
   template <class T>
   bool route_inverse_t(T ib, T ob, T& inv_t) const {
     if (rounding == rounding_mode::stochastic || !detail::valid_bitwidth(ib) || !detail::valid_bitwidth(ob))
       return false;
-    inv_t = std::ldexp(T(1), static_cast<int>(ob) - static_cast<int>(ib));
+    inv_t = inverse_t(ib, ob);
     return true;
   }
 
@@ -906,7 +912,9 @@ struct trunc_v1 {
       // A loop of its own for the default, FLOOR, and ROUND (run_splat).
       constexpr bool direct = M == rounding_mode::half_even || M == rounding_mode::floor;
       if constexpr (M != rounding_mode::stochastic)
-        detail::run_splat<direct>(detail::trunc_v1_kernel<S, M, detail::stage::fake>{sd, M, {seed, random_bits, index_offset}}, x, y, n, ops, simd);
+        detail::run_splat<direct>(
+            detail::trunc_v1_kernel<S, M, detail::stage::fake>{sd, M, {seed, random_bits, index_offset}}, x, y, n,
+            ops, simd);
     });
     return true;
   }
@@ -936,7 +944,8 @@ struct trunc_v1 {
     detail::with_rounding_mode(rounding, [&](auto mc) {
       constexpr rounding_mode M = decltype(mc)::value;
       if constexpr (M != rounding_mode::stochastic)
-        detail::run_piece(detail::trunc_v1_kernel<S, M, detail::stage::fake>{sd, M, {seed, random_bits, index_offset}}, pc, simd);
+        detail::run_piece(
+            detail::trunc_v1_kernel<S, M, detail::stage::fake>{sd, M, {seed, random_bits, index_offset}}, pc, simd);
     });
     return true;
   }
@@ -965,7 +974,7 @@ struct trunc_v1 {
       const detail::nd<const T>& ob = a.template get<"out_bitwidth">();
       T* t = tst.arr[0];
       detail::for_each_position<2>(ts, {&ib, &ob}, [&](std::size_t i, const std::array<std::ptrdiff_t, 2>& off) {
-        t[i] = std::ldexp(T(1), static_cast<int>(ob.data[off[1]]) - static_cast<int>(ib.data[off[0]]));
+        t[i] = inverse_t(ib.data[off[0]], ob.data[off[1]]);
       });
       detail::set_row_major(t_d, ts.rank(), ts.begin());
       t_d.data = t;

@@ -31,9 +31,9 @@ namespace lowbit_test {
  * [1, R, 1] (two dimensions of blocks); out of place
  * and in place; with the SIMD body and with the scalar kernels alone
  * (detail::simd_scope). Rows shorter than a batch (W = 3: the route's
- * short rows, run_short_rows) and pv of one element ([1, 1]: one row of all the elements, as
- * the scalar itself gives) are checked too, and y overlapping pv or x (the general route's errors, with
- * nothing written).
+ * short rows, run_short_rows) and pv of one element ([1, 1]: one row of
+ * all the elements, as the scalar itself gives) are checked too, and y
+ * overlapping pv or x (the general route's errors, with nothing written).
  */
 template <class T, class Call>
 void require_row_route_bits(const std::vector<T>& x_given, const std::vector<T>& row_values, const Call& call) {

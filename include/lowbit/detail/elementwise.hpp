@@ -456,7 +456,8 @@ struct element_index {
  * hides behind the division, instead of being expanded. With `period`
  * nonzero the parameters' rows repeat: row r reads row r % period's values
  * (the row route's blocks: x [N, C, H, W] with a scale [1, C, 1, 1] is N
- * blocks of C rows; see row_of).
+ * blocks of C rows; see row_of). run_piece_on runs such a piece a block at
+ * a time: the batch loops never see a period.
  */
 template <class T, std::size_t NP>
 struct piece {
@@ -800,7 +801,9 @@ LOWBIT_ALWAYS_INLINE bool loaded_batches_impl(const piece<T, NP>& pc, const K& k
   const std::size_t n = rows_mode ? pc.cols : pc.n;
   const T* x = pc.x + r * n;
   T* y = pc.y + r * n;
-  const std::array<const T*, NP> p{(rows_mode ? pc.p[I] + row_of(pc, r) * pc.row_stride[I] : pc.p[I])...};
+  // A row-mode piece here never has a period (run_piece_on runs its blocks).
+  const std::array<const T*, NP> p{
+      (rows_mode ? pc.p[I] + static_cast<std::ptrdiff_t>(r) * pc.row_stride[I] : pc.p[I])...};
   const std::array<T, NP> ss{(rows_mode ? *p[I] : pc.s[I])...};
   // The vary flags as one mask: one register, not NP (the loop needs every
   // general register it can get for the parameters' pointers).
@@ -860,11 +863,15 @@ LOWBIT_NOINLINE void run_short_rows(const batch_leaves<T, NP>& lv, const piece<T
     fp.n = n;
     fp.loaded = true;
     fp.index = index_at(pc.index, r0 * cols);
+    const auto first = static_cast<std::size_t>(row_of(pc, r0));
     for (std::size_t I = 0; I < NP; ++I) {
-      fp.s[I] = pc.p[I][row_of(pc, r0) * pc.row_stride[I]];
+      fp.s[I] = pc.p[I][static_cast<std::ptrdiff_t>(first) * pc.row_stride[I]];
       if (pc.row_stride[I] == 0) continue;
-      for (std::size_t r = 0; r < nr; ++r)
-        detail::store(buf[I] + r * cols, B(pc.p[I][row_of(pc, r0 + r) * pc.row_stride[I]]));
+      // The parameters' row, stepped (no division a row): wraps at period.
+      for (std::size_t r = 0, pr = first; r < nr; ++r) {
+        detail::store(buf[I] + r * cols, B(pc.p[I][static_cast<std::ptrdiff_t>(pr) * pc.row_stride[I]]));
+        if (++pr == pc.period) pr = 0;
+      }
       fp.p[I] = buf[I];
       fp.vary[I] = true;
     }

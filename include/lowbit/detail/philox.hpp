@@ -665,12 +665,6 @@ struct philox_group_stepper {
   LOWBIT_ALWAYS_INLINE void start(std::uint64_t g) noexcept {
     for (int h = 0; h < 2; ++h) philox_counters_lanes64(c[h], g, h);
   }
-  /// Rounds From .. To - 1.
-  template <int From, int To>
-  LOWBIT_ALWAYS_INLINE void rounds(const keys& ks) noexcept {
-    for (int round = From; round < To; ++round)
-      for (int h = 0; h < 2; ++h) philox_round_lanes64(c[h], ks.k[round][0], ks.k[round][1]);
-  }
   /// The four words in counter order (after the ten rounds).
   template <class A>
   LOWBIT_ALWAYS_INLINE void words(xsimd::batch<std::uint32_t, A> (&wd)[4][1]) const noexcept {
