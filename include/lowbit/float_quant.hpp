@@ -476,14 +476,16 @@ LOWBIT_ALWAYS_INLINE xsimd::batch<std::int32_t, A> wrapping_add(const xsimd::bat
  *    x comes last (after the overflow, which only needs |q|), or'ed in
  *    (HALF_DOWN: copied, its ceil gives -0 below 1/2). CEIL and
  *    FLOOR round x * 2^-u, signed, in the same way.
- *    3'. On AVX-512 batches (detail::add_directed) the six other
- *    deterministic modes use the magic number too, the sum rounded in a
- *    direction of its own, so each takes ROUND's operations or at most
- *    two more: DOWN, UP: (a +rz c) - c, (a +ru c) - c; HALF_UP: ((a +rd h/2)
- *    +rd c) - c with h = 2^u; HALF_DOWN: max(a +ru (c - h/2), c) - c;
- *    CEIL, FLOOR: (x' +ru c') - c', (x' +rd c') - c' with x' = a and c' = c
- *    carrying x's sign. Scalars and other ISAs keep the form above; the
- *    tests compare the two.
+ *    3'. On AVX-512 batches (detail::add_directed, fma_directed) the six
+ *    other deterministic modes use the magic number too, the sum rounded
+ *    in a direction of its own, so each takes ROUND's operations or one
+ *    more: DOWN, UP: (a +rz c) - c, (a +ru c) - c; HALF_UP: fma_rd(c
+ *    24929 2^-24, 673, a) - c, i.e. (a + c + h/2) rounded down, h = 2^u;
+ *    HALF_DOWN: fma_rd(c - h/2, 1 + 2^-23, a) - c, i.e. (a + c + h/2 - h
+ *    2^-24) rounded down; CEIL, FLOOR: (a +ru c') - c', (a +rd c') - c'
+ *    with a signed and c' = 1.5 c, m <= 21 (exact_fast_kernel_takes).
+ *    Scalars and other ISAs keep the form above; the tests compare the
+ *    two.
  * 4. The overflow on |q| > max: saturation to +-max, +-inf, or NaN.
  * 5. Y = q * scale.
  * A NaN x gives x's NaN in every step (abs and copysign keep its payload,
@@ -554,9 +556,15 @@ struct float_quant_exact_fast_kernel : scale_divider {
     };
     V q;
     if constexpr (magic && !symmetric) {
-      // CEIL, FLOOR: x's sign on c (a has it), the sum rounded up or down,
-      // and the difference exact (it is -0 only through x's sign again).
-      const V c = or_sign(magic_c(), x);
+      // CEIL, FLOOR: c' = 1.5 c (the fields of magic_c plus 2^22, folded
+      // into its constants). a is signed and |a| < 2^(u+m+1) <= c / 2 for
+      // m <= 21 (exact_fast_kernel_takes: m = 22 takes the general
+      // kernel), so a + c' lies in (c, 2c), spacing 2^u: the sum rounded up
+      // or down is a's ceil or floor on the grid plus c', and the
+      // difference is exact (+0 for a zero result: x's sign is or'ed in,
+      // as -0 and the negative values need).
+      const V c = bits_float(
+          imax(wrapping_add(fa, I(((23 - m_int) << 23) + 0x400000)), I(((ebmin + 23) << 23) + 0x400000)));
       constexpr direction d = M == rounding_mode::ceil ? direction::up : direction::down;
       q = or_sign(V(add_directed<d>(a, c) - c), x);
     } else if constexpr (symmetric) {
@@ -565,23 +573,29 @@ struct float_quant_exact_fast_kernel : scale_divider {
         const V c = magic_c();
         qa = (a + c) - c;
       } else if constexpr (directed) {
-        // Step 3 with the sum rounded toward zero (DOWN), up (UP), down
-        // after adding h/2 = 2^(u-1) rounded down (HALF_UP: floor((a + h/2)
-        // / h); a rounding down keeps every multiple of h at or below the
-        // sum, as they are floats, so the floor is the same; a + h/2 can be
-        // inexact when it reaches a binade above a's), or up after adding
-        // c - h/2 (HALF_DOWN: ceil((a - h/2) / h), one rounding; the sum is
-        // below c only for a < h/2, where the max with c makes it 0). h/2
-        // and c - h/2 are exact products of c.
+        // Step 3 with the sum rounded toward zero (DOWN) or up (UP). The
+        // HALF modes add a constant that is not a float, c + h/2 (HALF_UP:
+        // floor((a + h/2) / h)) or c + h/2 - h 2^-24 (HALF_DOWN: the same
+        // floor but at a tie, as a >= h/2 is a multiple of h 2^-24 and
+        // every a < h/2 gives 0), as an exact product inside one fused
+        // multiply-add rounded down: c + h/2 = (c 24929 2^-24) 673 (2^24 +
+        // 1 = 97 257 673) and c + h/2 - h 2^-24 = (c - h/2)(1 + 2^-23)
+        // ((2^23 + 1)(2^24 - 1) = 2^47 + 2^23 - 1), each factor a float
+        // and the first an exact product of c. The exact sum lies in [c,
+        // 2c] (a <= c - h/2), where the floats are the multiples of h, so
+        // the result is c plus the rounded multiple; - c is exact. One
+        // operation more than ROUND, where the two additions of the form
+        // before (a +rd h/2, then +rd c; or max(a +ru (c - h/2), c))
+        // took two.
         const V c = magic_c();
         if constexpr (M == rounding_mode::down)
           qa = add_directed<direction::toward_zero>(a, c) - c;
         else if constexpr (M == rounding_mode::up)
           qa = add_directed<direction::up>(a, c) - c;
         else if constexpr (M == rounding_mode::half_up)
-          qa = add_directed<direction::down>(add_directed<direction::down>(a, V(c * V(0x1p-24f))), c) - c;
+          qa = fma_directed<direction::down>(V(c * V(24929 * 0x1p-24f)), V(673.0f), a) - c;
         else
-          qa = detail::bound_below(c, add_directed<direction::up>(a, V(c * V(1.0f - 0x1p-24f)))) - c;
+          qa = fma_directed<direction::down>(V(c * V(1.0f - 0x1p-24f)), V(1.0f + 0x1p-23f), a) - c;
       } else {
         const I eb = imax(I(fa - I(m_int << 23)), I(ebmin << 23));  // 2^u's field
         const V ta = a * bits_float(I(I(254 << 23) - eb));
@@ -643,6 +657,14 @@ struct float_quant_exact_fast_kernel : scale_divider {
     return q * scale;
   }
 };
+
+/// Whether float_quant_exact_fast_kernel<M> takes a format of m mantissa
+/// bits in its range (exact_fast_range): every m up to 22, but CEIL and
+/// FLOOR up to 21 (their magic number 1.5 2^(u+23) needs |x| below half of
+/// 2^(u+23); at m = 22 the general kernel runs them).
+constexpr bool exact_fast_kernel_takes(rounding_mode mode, std::int32_t m_int) noexcept {
+  return m_int <= 21 || (mode != rounding_mode::ceil && mode != rounding_mode::floor);
+}
 
 /// The constants of float_quant_exact_fast_kernel for a piece of format
 /// (m, emin, max), or false when the format leaves its range; `on_grid`:
@@ -1033,7 +1055,8 @@ struct float_quant {
       // path, as above); every other piece on the general kernel, one for
       // every mode.
       if (simd && !vary[mant_k] && !vary[emin_k] && !vary[max_k] &&
-          detail::exact_fast_range(s[mant_k], s[emin_k], s[max_k], fm, feb, fbound, on_grid)) {
+          detail::exact_fast_range(s[mant_k], s[emin_k], s[max_k], fm, feb, fbound, on_grid) &&
+          detail::exact_fast_kernel_takes(mode, fm)) {
         // Saturation to a max on the grid: max is the input's bound (step 1').
         const bool clamped = on_grid && ov == detail::fq_overflow::saturate;
         if (clamped) fbound = s[max_k];

@@ -344,6 +344,25 @@ LOWBIT_ALWAYS_INLINE xsimd::batch<float, A> add_directed(const xsimd::batch<floa
 #endif
 }
 
+/// fl(a * b + c) with the product and the sum exact and one rounding, in
+/// direction D (AVX-512's embedded rounding on a fused multiply-add); only
+/// where has_directed_add<V>. The kernels call it by name where they want
+/// this single rounding, which -ffp-contract never introduces or removes.
+template <direction D, class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<float, A> fma_directed(const xsimd::batch<float, A>& a,
+                                                          const xsimd::batch<float, A>& b,
+                                                          const xsimd::batch<float, A>& c) noexcept {
+  static_assert(has_directed_add<xsimd::batch<float, A>>, "fma_directed needs AVX-512");
+#if defined(__AVX512F__)
+  constexpr int r = D == direction::toward_zero ? _MM_FROUND_TO_ZERO
+                    : D == direction::up        ? _MM_FROUND_TO_POS_INF
+                                                : _MM_FROUND_TO_NEG_INF;
+  return xsimd::batch<float, A>(_mm512_fmadd_round_ps(a, b, c, r | _MM_FROUND_NO_EXC));
+#else
+  return a * b + c;
+#endif
+}
+
 // ---- rounding to integral, exact, sign of the argument kept --------------
 //
 // Scalars use the C library. Batches use the ISA's instruction when there is
