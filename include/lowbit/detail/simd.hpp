@@ -329,16 +329,23 @@ template <class A>
 inline constexpr bool has_directed_add<xsimd::batch<float, A>> = std::is_base_of_v<xsimd::avx512f, A>;
 #endif
 
+#if defined(__AVX512F__)
+/// The embedded-rounding operand of direction D, exceptions suppressed.
+template <direction D>
+inline constexpr int embedded_rounding =
+    (D == direction::toward_zero ? _MM_FROUND_TO_ZERO
+     : D == direction::up        ? _MM_FROUND_TO_POS_INF
+                                 : _MM_FROUND_TO_NEG_INF) |
+    _MM_FROUND_NO_EXC;
+#endif
+
 /// fl(a + b) rounded in direction D; only where has_directed_add<V>.
 template <direction D, class A>
 LOWBIT_ALWAYS_INLINE xsimd::batch<float, A> add_directed(const xsimd::batch<float, A>& a,
                                                           const xsimd::batch<float, A>& b) noexcept {
   static_assert(has_directed_add<xsimd::batch<float, A>>, "add_directed needs AVX-512");
 #if defined(__AVX512F__)
-  constexpr int r = D == direction::toward_zero ? _MM_FROUND_TO_ZERO
-                    : D == direction::up        ? _MM_FROUND_TO_POS_INF
-                                                : _MM_FROUND_TO_NEG_INF;
-  return xsimd::batch<float, A>(_mm512_add_round_ps(a, b, r | _MM_FROUND_NO_EXC));
+  return xsimd::batch<float, A>(_mm512_add_round_ps(a, b, embedded_rounding<D>));
 #else
   return a + b;
 #endif
@@ -354,10 +361,7 @@ LOWBIT_ALWAYS_INLINE xsimd::batch<float, A> fma_directed(const xsimd::batch<floa
                                                           const xsimd::batch<float, A>& c) noexcept {
   static_assert(has_directed_add<xsimd::batch<float, A>>, "fma_directed needs AVX-512");
 #if defined(__AVX512F__)
-  constexpr int r = D == direction::toward_zero ? _MM_FROUND_TO_ZERO
-                    : D == direction::up        ? _MM_FROUND_TO_POS_INF
-                                                : _MM_FROUND_TO_NEG_INF;
-  return xsimd::batch<float, A>(_mm512_fmadd_round_ps(a, b, c, r | _MM_FROUND_NO_EXC));
+  return xsimd::batch<float, A>(_mm512_fmadd_round_ps(a, b, c, embedded_rounding<D>));
 #else
   return a * b + c;
 #endif
