@@ -715,18 +715,19 @@ LOWBIT_ALWAYS_INLINE bool row_batches_impl(const piece<T, NP>& pc, const K& kern
   // pointers), 1.06-1.18x on [64, 64] per channel (docs/performance.md).
   // Longer rows keep it (2^20 elements ran 0.92-0.96x this way).
   if constexpr (!declining_kernel<K> && !grouped) {
-    if (rows_mode && c == 0 && body == cols && r < rows && cols <= 8 * L) {
+    if (rows_mode && c == 0 && body == cols && r < rows && cols >= L && cols <= 8 * L) {
       const std::size_t per = cols / L, end = rows * cols;
-      std::size_t j = 0;
-      for (std::size_t i = r * cols; i < end; i += L) {
+      std::size_t i = r * cols, j = 0;
+      for (;;) {
         bool ok = true;
         detail::store(y + i, call_batch(k, ok, index_at(ix, i), load<B>(x + i), rb[I]...));
+        i += L;
+        if (i == end) return true;  // before the step: no row after the last is read
         if (++j == per) {
           j = 0;
           ((rstep[I] != 0 ? (void)(rp[I] += rstep[I], rb[I] = B(*rp[I])) : (void)0), ...);
         }
       }
-      return true;
     }
   }
   for (;;) {
