@@ -712,7 +712,7 @@ LOWBIT_ALWAYS_INLINE bool row_batches_impl(const piece<T, NP>& pc, const K& kern
   // floats, say) in one loop over their batches, the parameters stepped
   // after every row's last batch: the row loop below spent about a batch's
   // time a row on its own bookkeeping (the row's tail, `last`, the
-  // pointers), 1.06-1.18x on [64, 64] per channel (docs/performance.md).
+  // pointers), 1.02-1.18x on [64, 64] per channel (docs/performance.md).
   // Longer rows keep it (2^20 elements ran 0.92-0.96x this way).
   if constexpr (!declining_kernel<K> && !grouped) {
     if (rows_mode && c == 0 && body == cols && r < rows && cols >= L && cols <= 8 * L) {
