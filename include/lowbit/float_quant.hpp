@@ -551,20 +551,20 @@ struct float_quant_exact_fast_kernel : scale_divider {
     // [2^(u+23), 2^(u+24)), whose spacing is 2^u (step 3). Finite lanes stay
     // below field 255 (k <= 104 + m, exact_fast_range); a NaN lane's sum
     // wraps, and its result is x's NaN whatever c is.
-    const auto magic_c = [&] {
-      return bits_float(imax(wrapping_add(fa, I((23 - m_int) << 23)), I((ebmin + 23) << 23)));
+    // `plus` added to both fields: 0x400000 gives 1.5 c (CEIL, FLOOR).
+    const auto magic_c = [&](std::int32_t plus = 0) {
+      return bits_float(imax(wrapping_add(fa, I(((23 - m_int) << 23) + plus)), I(((ebmin + 23) << 23) + plus)));
     };
     V q;
     if constexpr (magic && !symmetric) {
-      // CEIL, FLOOR: c' = 1.5 c (the fields of magic_c plus 2^22, folded
-      // into its constants). a is signed and |a| < 2^(u+m+1) <= c / 2 for
+      // CEIL, FLOOR: c' = 1.5 c (magic_c's fields plus 2^22, folded into
+      // its constants). a is signed and |a| < 2^(u+m+1) <= c / 2 for
       // m <= 21 (exact_fast_kernel_takes: m = 22 takes the general
       // kernel), so a + c' lies in (c, 2c), spacing 2^u: the sum rounded up
       // or down is a's ceil or floor on the grid plus c', and the
       // difference is exact (+0 for a zero result: x's sign is or'ed in,
       // as -0 and the negative values need).
-      const V c = bits_float(
-          imax(wrapping_add(fa, I(((23 - m_int) << 23) + 0x400000)), I(((ebmin + 23) << 23) + 0x400000)));
+      const V c = magic_c(0x400000);
       constexpr direction d = M == rounding_mode::ceil ? direction::up : direction::down;
       q = or_sign(V(add_directed<d>(a, c) - c), x);
     } else if constexpr (symmetric) {

@@ -706,6 +706,10 @@ LOWBIT_ALWAYS_INLINE bool row_batches_impl(const piece<T, NP>& pc, const K& kern
   std::size_t r = rr, c = cc;
   std::array<const T*, NP> rp{(rows_mode ? pc.p[I] + static_cast<std::ptrdiff_t>(r) * rstep[I] : &pc.s[I])...};
   std::array<B, NP> rb{B(*rp[I])...};
+  // The next row's parameters: only those that vary are read and broadcast.
+  const auto next_row = [&]() LOWBIT_ALWAYS_INLINE_LAMBDA {
+    ((rstep[I] != 0 ? (void)(rp[I] += rstep[I], rb[I] = B(*rp[I])) : (void)0), ...);
+  };
   constexpr bool grouped = stochastic_kernel<K> && std::is_same_v<T, float>;
   [[maybe_unused]] typename stochastic_buffer_of<K, grouped>::type gb;
   // Short rows of whole batches (up to 8, a per-channel call on [C, 64]
@@ -725,7 +729,7 @@ LOWBIT_ALWAYS_INLINE bool row_batches_impl(const piece<T, NP>& pc, const K& kern
         if (i == end) return true;  // before the step: no row after the last is read
         if (++j == per) {
           j = 0;
-          ((rstep[I] != 0 ? (void)(rp[I] += rstep[I], rb[I] = B(*rp[I])) : (void)0), ...);
+          next_row();
         }
       }
     }
@@ -797,7 +801,7 @@ LOWBIT_ALWAYS_INLINE bool row_batches_impl(const piece<T, NP>& pc, const K& kern
     }
     if (++r >= rows) return true;
     c = 0;
-    ((rstep[I] != 0 ? (void)(rp[I] += rstep[I], rb[I] = B(*rp[I])) : (void)0), ...);
+    next_row();
   }
 }
 
