@@ -52,7 +52,7 @@ T toward_zero(std::int64_t v) {
  * exact: the nearest T inside the range, toward zero (2147483520).
  */
 template <semantics S, class T>
-int_range<T> int_limits(int b, bool is_signed, bool narrow) {
+LOWBIT_ALWAYS_INLINE int_range<T> int_limits(int b, bool is_signed, bool narrow) {
   int_range<T> r{};
   r.bipolar = is_signed && b == 1;
   if constexpr (S == semantics::reference) {
