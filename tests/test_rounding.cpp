@@ -2,6 +2,7 @@
 // Tests for include/lowbit/rounding.hpp.
 #include <lowbit/rounding.hpp>
 
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -341,6 +342,71 @@ TEST_CASE("exact HALF_DOWN and UP: batches (AVX-512: a sum rounded toward zero) 
   CHECK(bits(lowbit::round_integral<R::exact>(0.5f, rounding_mode::half_down)) == bits(0.0f));
   CHECK(lowbit::round_integral<R::exact>(8388607.5f, rounding_mode::half_down) == 8388607.0f);
   CHECK(lowbit::round_integral<R::exact>(-2.5f, rounding_mode::half_down) == -2.0f);
+}
+
+namespace {
+
+// round_integral<reference, M> on batches of `xs` (padded) against the
+// scalar form, lane by lane, every bit: NaN signs and payloads included.
+template <class T, rounding_mode M>
+void check_reference_batches(std::vector<T> xs) {
+  using B = xsimd::batch<T>;
+  while (xs.size() % B::size != 0) xs.push_back(T(0.25));
+  for (std::size_t i = 0; i < xs.size(); i += B::size) {
+    const B got = lowbit::detail::round_integral<semantics::reference, M>(B::load_unaligned(&xs[i]));
+    for (std::size_t j = 0; j < B::size; ++j) {
+      INFO("y = " << xs[i + j] << " (" << std::hex << bits(xs[i + j]) << std::dec << "), " << lowbit::to_string(M));
+      CHECK(bits(got.get(j)) == bits(lowbit::detail::round_integral<semantics::reference, M>(xs[i + j])));
+    }
+  }
+}
+
+template <class T>
+std::vector<T> reference_edges() {
+  using lim = std::numeric_limits<T>;
+  const T edge[] = {T(0),          T(0.3),         T(0.5),       T(1),         T(1.5),
+                    T(2.5),        T(0.75),        lim::denorm_min(), lim::min(), lim::max(),
+                    lim::infinity(), std::nextafter(T(0.5), T(0)), std::nextafter(T(1.5), T(2)),
+                    T(8388609.0),  T(16777215.0),  T(4503599627370497.0)};
+  std::vector<T> xs;
+  for (T v : edge) {
+    xs.push_back(v);
+    xs.push_back(-v);
+  }
+  // NaNs: quiet and signalling, both signs, a payload.
+  using U = decltype(bits(T(0)));
+  constexpr int frac = lim::digits - 1;
+  const U exp_all = ((U(1) << (sizeof(T) * 8 - 1 - frac)) - 1) << frac, quiet = U(1) << (frac - 1);
+  const U sign = U(1) << (sizeof(T) * 8 - 1);
+  for (U nan : {U(exp_all | quiet), U(exp_all | quiet | 5), U(exp_all | 3)}) {
+    xs.push_back(std::bit_cast<T>(nan));
+    xs.push_back(std::bit_cast<T>(U(nan | sign)));
+  }
+  return xs;
+}
+
+}  // namespace
+
+TEST_CASE("reference UP, HALF_UP, HALF_DOWN: batches (AVX-512: a sign factor) give the scalar bits, NaN included",
+          "[rounding]") {
+  check_reference_batches<float, rounding_mode::up>(reference_edges<float>());
+  check_reference_batches<float, rounding_mode::half_up>(reference_edges<float>());
+  check_reference_batches<float, rounding_mode::half_down>(reference_edges<float>());
+  check_reference_batches<double, rounding_mode::up>(reference_edges<double>());
+  check_reference_batches<double, rounding_mode::half_up>(reference_edges<double>());
+  check_reference_batches<double, rounding_mode::half_down>(reference_edges<double>());
+#if defined(__AVX512F__)
+  // The sign factor itself: -1 for negatives and -inf, +1 for the rest
+  // (both zeros and every NaN included).
+  using B = xsimd::batch<float>;
+  if constexpr (lowbit::detail::has_sign_factor<B>) {
+    for (float y : reference_edges<float>()) {
+      INFO("y = " << y << " (" << std::hex << bits(y) << ")");
+      const float want = !std::isnan(y) && y < 0.0f ? -1.0f : 1.0f;
+      CHECK(bits(lowbit::detail::sign_factor(B(y)).get(0)) == bits(want));
+    }
+  }
+#endif
 }
 
 TEST_CASE("an unknown mode name is quoted with escapes, NUL included, and bounded", "[rounding][errors]") {

@@ -254,8 +254,20 @@ LOWBIT_ALWAYS_INLINE V round_integral(V y) noexcept {
       // trunc(-v) = -floor(v) for v >= 0; for any other y, -0 included,
       // fl(y + 0.5) = fl(|y| + 0.5) > 0. tests/exhaustive/exhaustive_rounding.cpp
       // checks every float32 against the select form.
-      const V h = detail::select(y < V(T(0)), V(T(-0.5)), V(T(0.5)));
-      return detail::trunc(V(y + h));
+      if constexpr (detail::has_sign_factor<V>) {
+        // AVX-512: y + h as fma(f, 1/2, y), f = +-1 the sign factor (+1 for
+        // either zero): one vfixupimm where the compare and select took two.
+        return detail::trunc(detail::fused_multiply_add(detail::sign_factor(y), V(T(0.5)), y));
+      } else {
+        const V h = detail::select(y < V(T(0)), V(T(-0.5)), V(T(0.5)));
+        return detail::trunc(V(y + h));
+      }
+    } else if constexpr (M == rounding_mode::half_down && detail::has_sign_factor<V>) {
+      // AVX-512: f = sign_factor(y) is numpy's sign(y) but +1 for -0 (its
+      // sign bit is that of y + 0, below), and f y - 1/2 = fl(|y| - 1/2) in
+      // one fused multiply-add (f y = |y| exactly): four operations, five below.
+      const V f = detail::sign_factor(y);
+      return detail::xor_sign(detail::ceil(detail::fused_multiply_add(f, y, V(T(-0.5)))), f);
     } else {
       // sign(y) * m: m with the sign bit of y + 0 xor'ed in. y + 0 is y
       // for every y but -0, which it makes +0 (numpy's sign(-0) = +0); a

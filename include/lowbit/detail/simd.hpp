@@ -311,6 +311,43 @@ LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> xor_sign(const xsimd::batch<T, A>& v, co
   else return xsimd::bitwise_xor(v, sign_bit(sgn));
 }
 
+/// numpy's sign(y) as a factor, but +1 for both zeros and for a NaN: -1 for
+/// y < 0 (-inf included), +1 for every other y. Only with AVX-512 on
+/// 512-bit batches (has_sign_factor<V>): one vfixupimm, which maps each
+/// class of y to a constant by a table of nibbles, one per class (QNaN,
+/// SNaN, zero, +1, -inf, +inf, negative, positive; +1 is 0xA, -1 is 9). A
+/// factor f lets fma(f, c, y) = fl(y + copysign(c, y)) (f c is exact) and
+/// f y = |y| take no operation of their own; a NaN y then passes through
+/// them as it passes through y + c, quieted with its own sign.
+template <class V>
+inline constexpr bool has_sign_factor = has_sign_ternlog<V>;
+template <class T, class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> sign_factor(const xsimd::batch<T, A>& y) noexcept {
+  static_assert(has_sign_factor<xsimd::batch<T, A>>, "sign_factor needs AVX-512");
+#if defined(__AVX512F__)
+  constexpr int table = static_cast<int>(0xA9A9AAAAu);
+  if constexpr (sizeof(T) == 4) return xsimd::batch<T, A>(_mm512_fixupimm_ps(y, y, _mm512_set1_epi32(table), 0));
+  else return xsimd::batch<T, A>(_mm512_fixupimm_pd(y, y, _mm512_set1_epi64(table), 0));
+#else
+  return y;
+#endif
+}
+
+/// fl(a * b + c), one rounding (a fused multiply-add), for batches where
+/// has_sign_factor<V> (AVX-512 has the instruction); the kernels call it by
+/// name where an exact product makes it the same as a product and a sum.
+template <class T, class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> fused_multiply_add(const xsimd::batch<T, A>& a, const xsimd::batch<T, A>& b,
+                                                           const xsimd::batch<T, A>& c) noexcept {
+  static_assert(has_sign_factor<xsimd::batch<T, A>>, "fused_multiply_add needs AVX-512");
+#if defined(__AVX512F__)
+  if constexpr (sizeof(T) == 4) return xsimd::batch<T, A>(_mm512_fmadd_ps(a, b, c));
+  else return xsimd::batch<T, A>(_mm512_fmadd_pd(a, b, c));
+#else
+  return a * b + c;
+#endif
+}
+
 // ---- additions rounded in a fixed direction --------------------------------
 //
 // AVX-512's embedded rounding gives an addition a rounding direction of its
