@@ -542,6 +542,41 @@ TEST_CASE("add_directed rounds the exact sum toward zero, up and down", "[float_
   }
 }
 
+TEST_CASE("fused_multiply_add rounds once; nextup_or_nan gives the next float and keeps a NaN's bits",
+          "[float_quant][simd]") {
+  namespace d = lowbit::detail;
+  using B = d::batch<float>;
+  constexpr std::size_t L = B::size;
+  if constexpr (!d::has_fused_fma<B>) {
+    SUCCEED("no fused multiply-add in this build: the kernels use their other form");
+  } else {
+    // a b + c against the same in double (exact for these products, one
+    // rounding to float): (1 + 2^-12)^2 - 1 = 2^-11 + 2^-24, which a product
+    // rounded first loses.
+    const float a[] = {1.0f + 0x1p-12f, 3.0f, 0x1.fffffep0f, 1e-30f, -7.5f, 0.0f};
+    const float b[] = {1.0f + 0x1p-12f, 1.0f - 0x1p-24f, 0x1.fffffep0f, 1e-9f, 0.1f, -0.0f};
+    const float c[] = {-1.0f, 0x1p23f, -4.0f, 1e-39f, 0.75f, 0.0f};
+    for (std::size_t i = 0; i < std::size(a); ++i) {
+      const float want = static_cast<float>(static_cast<double>(a[i]) * b[i] + c[i]);
+      INFO(show(a[i]) << " * " << show(b[i]) << " + " << show(c[i]));
+      CHECK(bits(d::fused_multiply_add(B(a[i]), B(b[i]), B(c[i])).get(L - 1)) == bits(want));
+    }
+    CHECK(d::fused_multiply_add(B(1.0f + 0x1p-12f), B(1.0f + 0x1p-12f), B(-1.0f)).get(0) == 0x1p-11f + 0x1p-24f);
+    // The next float for every a >= +0 (subnormals, binade tops, max, inf
+    // to NaN is not asked), a NaN's bits unchanged (0x7fffffff included,
+    // which plus one would be -0).
+    for (std::uint32_t u : {0x00000000u, 0x00000001u, 0x007fffffu, 0x00800000u, 0x3f7fffffu, 0x3f800000u,
+                            0x4b7fffffu, 0x7f7ffffeu}) {
+      INFO(std::hex << u);
+      CHECK(bits(d::nextup_or_nan(B(f32(u))).get(0)) == u + 1);
+    }
+    for (std::uint32_t u : {0x7fc00000u, 0x7fc00001u, 0x7fffffffu, 0x7f800001u, 0xffc00000u, 0xffffffffu}) {
+      INFO(std::hex << u);
+      CHECK(bits(d::nextup_or_nan(B(f32(u))).get(L - 1)) == u);
+    }
+  }
+}
+
 // The exact semantics' fast kernel (a constant format in its range) against
 // the general kernel, batch and scalar forms, on formats at the edges of
 // the range (m 0, 21 and 22, emin -126 and 0, max just below 2^(104 + m), max

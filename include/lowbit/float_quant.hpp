@@ -545,7 +545,10 @@ struct float_quant_exact_fast_kernel : scale_divider {
     constexpr bool directed = has_directed_add<V> && M != rounding_mode::stochastic &&
                               M != rounding_mode::odd && M != rounding_mode::dpu &&
                               M != run_time_mode;
-    constexpr bool magic = M == rounding_mode::half_even || directed;
+    // HALF_DOWN by the magic number and a fused multiply-add wherever it is
+    // one instruction (below); HALF_UP so where there is no directed one.
+    constexpr bool nudged = has_fused_fma<V> && (M == rounding_mode::half_down || (M == rounding_mode::half_up && !directed));
+    constexpr bool magic = M == rounding_mode::half_even || directed || nudged;
     // c = 2^(u + 23), u = max(e - m, emin): the field max(fa + (23 - m),
     // ebmin + 23) << 23 with the constants folded into two. a + c lies in
     // [2^(u+23), 2^(u+24)), whose spacing is 2^u (step 3). Finite lanes stay
@@ -572,30 +575,44 @@ struct float_quant_exact_fast_kernel : scale_divider {
       if constexpr (M == rounding_mode::half_even) {
         const V c = magic_c();
         qa = (a + c) - c;
+      } else if constexpr (nudged) {
+        // Step 3 rounding to nearest on a nudged toward zero by less than
+        // its ulp: a (1 - 2^-24) = a - v, v = a 2^-24 in [ulp(a) / 2,
+        // ulp(a)) (0 for a = 0), summed with c exactly and rounded once.
+        // The ties of the grid, odd multiples of h/2 = 2^(u-1) >= ulp(a)
+        // (m <= 22, u >= e - m), are multiples of ulp(a): a tie a goes just
+        // below itself and rounds down (toward zero: HALF_DOWN), and any
+        // other a stays on its side of every tie (a float next to a tie is
+        // an ulp or more away). HALF_UP rounds the next float above a,
+        // a + ulp(a), so: a + ulp - v' lies strictly between a and the next
+        // float, above a tie a and below any other tie; at a = 2^(e+1) - ulp
+        // with m = 22 the sum is the tie a itself, which goes to the even
+        // 2^(e+1) = HALF_UP(a). The next float is a's bits plus one, but
+        // not for a NaN (its payload kept: nextup_or_nan). The same
+        // operations as ROUND (HALF_DOWN), or two more (HALF_UP), where the
+        // scaling form below takes three to four more.
+        const V c = magic_c();
+        const V a1 = M == rounding_mode::half_up ? nextup_or_nan(a) : a;
+        qa = fused_multiply_add(a1, V(1.0f - 0x1p-24f), c) - c;
       } else if constexpr (directed) {
-        // Step 3 with the sum rounded toward zero (DOWN) or up (UP). The
-        // HALF modes add a constant that is not a float, c + h/2 (HALF_UP:
-        // floor((a + h/2) / h)) or c + h/2 - h 2^-24 (HALF_DOWN: the same
-        // floor but at a tie, as a >= h/2 is a multiple of h 2^-24 and
-        // every a < h/2 gives 0), as an exact product inside one fused
+        // Step 3 with the sum rounded toward zero (DOWN) or up (UP). HALF_UP
+        // adds c + h/2, not a float, as an exact product inside one fused
         // multiply-add rounded down: c + h/2 = (c 24929 2^-24) 673 (2^24 +
-        // 1 = 97 257 673) and c + h/2 - h 2^-24 = (c - h/2)(1 + 2^-23)
-        // ((2^23 + 1)(2^24 - 1) = 2^47 + 2^23 - 1), each factor a float
-        // and the first an exact product of c. The exact sum lies in [c,
-        // 2c] (a <= c - h/2), where the floats are the multiples of h, so
-        // the result is c plus the rounded multiple; - c is exact. One
-        // operation more than ROUND, where the two additions of the form
-        // before (a +rd h/2, then +rd c; or max(a +ru (c - h/2), c))
-        // took two.
+        // 1 = 97 257 673), each factor a float and the first an exact
+        // product of c: floor((a + h/2) / h) on the grid. The exact sum lies
+        // in [c, 2c] (a <= c - h/2), where the floats are the multiples of
+        // h, so the result is c plus the rounded multiple; - c is exact.
+        // One operation more than ROUND, where the two additions of the
+        // form before (a +rd h/2, then +rd c) took two; the nudged form
+        // above would take two (nextup_or_nan's compare and subtraction).
+        // HALF_DOWN takes the nudged form.
         const V c = magic_c();
         if constexpr (M == rounding_mode::down)
           qa = add_directed<direction::toward_zero>(a, c) - c;
         else if constexpr (M == rounding_mode::up)
           qa = add_directed<direction::up>(a, c) - c;
-        else if constexpr (M == rounding_mode::half_up)
-          qa = fma_directed<direction::down>(V(c * V(24929 * 0x1p-24f)), V(673.0f), a) - c;
         else
-          qa = fma_directed<direction::down>(V(c * V(1.0f - 0x1p-24f)), V(1.0f + 0x1p-23f), a) - c;
+          qa = fma_directed<direction::down>(V(c * V(24929 * 0x1p-24f)), V(673.0f), a) - c;
       } else {
         const I eb = imax(I(fa - I(m_int << 23)), I(ebmin << 23));  // 2^u's field
         const V ta = a * bits_float(I(I(254 << 23) - eb));
@@ -622,7 +639,7 @@ struct float_quant_exact_fast_kernel : scale_divider {
       // every step keeps it) except for HALF_DOWN's ceil(ta - 1/2) = -0:
       // x's sign bit is or'ed in.
       const auto signed_q = [&x](V v) {
-        if constexpr (M == rounding_mode::half_down && !directed) return detail::copysign(v, x);
+        if constexpr (M == rounding_mode::half_down && !magic) return detail::copysign(v, x);
         else return detail::or_sign(v, x);
       };
       if (clamped) [[likely]] {

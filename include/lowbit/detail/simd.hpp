@@ -333,19 +333,84 @@ LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> sign_factor(const xsimd::batch<T, A>& y)
 #endif
 }
 
+/// Batches whose fused multiply-add is one instruction, one rounding:
+/// AVX-512, FMA3 (x86 compiled with -mfma: AVX2 machines from Haswell and
+/// Zen on) and AArch64's NEON. Elsewhere (SSE2, AVX without FMA) xsimd's fma
+/// is a product and a sum, two roundings, so nothing calls it there.
+template <class V>
+inline constexpr bool has_fused_fma = false;
+#if defined(__AVX512F__) || defined(__FMA__) || XSIMD_WITH_NEON64
+template <class T, class A>
+inline constexpr bool has_fused_fma<xsimd::batch<T, A>> =
+    std::is_floating_point_v<T> &&
+#if XSIMD_WITH_NEON64
+    std::is_base_of_v<xsimd::neon64, A>;
+#elif defined(__AVX512F__) && !defined(__FMA__)
+    sizeof(xsimd::batch<T, A>) == 64;
+#else
+    true;
+#endif
+#endif
+
 /// fl(a * b + c), one rounding (a fused multiply-add), for batches where
-/// has_sign_factor<V> (AVX-512 has the instruction); the kernels call it by
-/// name where an exact product makes it the same as a product and a sum.
+/// has_fused_fma<V>; the kernels call it by name where an exact product
+/// makes it the same as a product and a sum, or where they want the single
+/// rounding (-ffp-contract never introduces or removes this one).
 template <class T, class A>
 LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> fused_multiply_add(const xsimd::batch<T, A>& a, const xsimd::batch<T, A>& b,
                                                            const xsimd::batch<T, A>& c) noexcept {
-  static_assert(has_sign_factor<xsimd::batch<T, A>>, "fused_multiply_add needs AVX-512");
-#if defined(__AVX512F__)
-  if constexpr (sizeof(T) == 4) return xsimd::batch<T, A>(_mm512_fmadd_ps(a, b, c));
-  else return xsimd::batch<T, A>(_mm512_fmadd_pd(a, b, c));
+  static_assert(has_fused_fma<xsimd::batch<T, A>>, "fused_multiply_add needs AVX-512, FMA3 or AArch64");
+  using B = xsimd::batch<T, A>;
+  constexpr bool f32 = sizeof(T) == 4;
+#if XSIMD_WITH_NEON64
+  if constexpr (f32) return B(vfmaq_f32(c, a, b));
+  else return B(vfmaq_f64(c, a, b));
 #else
-  return a * b + c;
+  if constexpr (sizeof(B) == 64) {
+#if defined(__AVX512F__)
+    if constexpr (f32) return B(_mm512_fmadd_ps(a, b, c));
+    else return B(_mm512_fmadd_pd(a, b, c));
 #endif
+  } else if constexpr (sizeof(B) == 32) {
+#if defined(__FMA__)
+    if constexpr (f32) return B(_mm256_fmadd_ps(a, b, c));
+    else return B(_mm256_fmadd_pd(a, b, c));
+#endif
+  } else {
+#if defined(__FMA__)
+    if constexpr (f32) return B(_mm_fmadd_ps(a, b, c));
+    else return B(_mm_fmadd_pd(a, b, c));
+#endif
+  }
+  return a * b + c;  // not reached: has_fused_fma
+#endif
+}
+
+/// The next float above a for a >= +0 (its bits plus one), and a itself
+/// for a NaN (its payload kept, where bits plus one would change it or
+/// wrap 0x7fffffff to -0): a compare and an integer subtraction of its
+/// all-ones (-1) lanes. For float batches.
+template <class A>
+LOWBIT_ALWAYS_INLINE xsimd::batch<float, A> nextup_or_nan(const xsimd::batch<float, A>& a) noexcept {
+  using B = xsimd::batch<float, A>;
+#if XSIMD_WITH_NEON64
+  if constexpr (std::is_base_of_v<xsimd::neon64, A>)
+    return B(vreinterpretq_f32_u32(vsubq_u32(vreinterpretq_u32_f32(a), vceqq_f32(a, a))));
+#elif defined(__AVX512F__) || defined(__AVX2__) || defined(__SSE2__)
+  if constexpr (sizeof(B) == 64) {
+#if defined(__AVX512F__)
+    const __m512i b = _mm512_castps_si512(a);
+    return B(_mm512_castsi512_ps(_mm512_mask_add_epi32(b, _mm512_cmp_ps_mask(a, a, _CMP_EQ_OQ), b, _mm512_set1_epi32(1))));
+#endif
+  } else if constexpr (sizeof(B) == 32) {
+#if defined(__AVX2__)
+    return B(_mm256_castsi256_ps(_mm256_sub_epi32(_mm256_castps_si256(a), _mm256_castps_si256(_mm256_cmp_ps(a, a, _CMP_EQ_OQ)))));
+#endif
+  } else if constexpr (sizeof(B) == 16) {
+    return B(_mm_castsi128_ps(_mm_sub_epi32(_mm_castps_si128(a), _mm_castps_si128(_mm_cmpeq_ps(a, a)))));
+  }
+#endif
+  return detail::select(a == a, detail::bit_cast_batch<float>(xsimd::batch<std::int32_t, A>(detail::bit_cast_batch<std::int32_t>(a) + 1)), a);
 }
 
 // ---- additions rounded in a fixed direction --------------------------------
