@@ -11,6 +11,9 @@
 //                                        lowbit's bits, nothing but the arithmetic
 //   baseline/hand_trunc/<N>              Trunc int8 on scale s to 4 bits on 4 s, ROUND, per
 //                                        tensor, hand-written the same way: trunc/round/tensor's bits
+//   baseline/hand_int_quant_<mode>/<N>   the same in mode up, half_up or half_down, reference
+//   baseline/hand_trunc_<mode>/<N>       semantics (int_quant/<mode> and trunc/<mode>'s bits),
+//                                        N = 4096 and 65536: what a mode costs a hand loop
 //   baseline/hand_bipolar_quant/<N>      BipolarQuant, reference semantics, per tensor, the same way
 //   baseline/hand_fp8_e4m3/<N>           minifloat_quant FP8 E4M3FN ROUND, exact, per
 //                                        tensor, hand-written the same way
@@ -274,6 +277,23 @@ void bm_hand_int_quant(benchmark::State& st, std::size_t n) {
 void bm_hand_trunc(benchmark::State& st, std::size_t n) {
   bm_hand(st, n, [](const float* x, float* y, std::size_t m, float s) {
     lowbit_bench::hand_trunc(x, y, m, s, 0.0f, 4.0f, 4 * s, -8.0f, 7.0f);
+  });
+}
+
+// The same loops in a rounding mode M, reference semantics (the bits of
+// int_quant/<mode> and trunc/<mode>): what the mode costs a hand loop
+// against its ROUND, the bound of lowbit's modes against ROUND.
+template <lowbit::rounding_mode M>
+void bm_hand_int_quant_mode(benchmark::State& st, std::size_t n) {
+  bm_hand(st, n, [](const float* x, float* y, std::size_t m, float s) {
+    lowbit_bench::hand_int_quant<lowbit::semantics::reference, M>(x, y, m, s, 0.0f, -128.0f, 127.0f);
+  });
+}
+
+template <lowbit::rounding_mode M>
+void bm_hand_trunc_mode(benchmark::State& st, std::size_t n) {
+  bm_hand(st, n, [](const float* x, float* y, std::size_t m, float s) {
+    lowbit_bench::hand_trunc<lowbit::semantics::reference, M>(x, y, m, s, 0.0f, 4.0f, 4 * s, -8.0f, 7.0f);
   });
 }
 
@@ -633,6 +653,17 @@ bool register_all() {
         RegisterBenchmark(("trunc_v1" + tail + name(p) + "/" + std::to_string(n)).c_str(), bm_trunc_v1, m, p, n);
       RegisterBenchmark(("trunc_v1_pow2" + tail + "tensor/" + std::to_string(n)).c_str(), bm_trunc_v1_pow2, m, n);
     }
+  // The hand loops in the modes that add operations to ROUND's rounding.
+  for (std::size_t n : {std::size_t(4096), std::size_t(65536)}) {
+    using rm = lowbit::rounding_mode;
+    const std::string ni = std::to_string(n);
+    RegisterBenchmark(("baseline/hand_int_quant_up/" + ni).c_str(), bm_hand_int_quant_mode<rm::up>, n);
+    RegisterBenchmark(("baseline/hand_int_quant_half_up/" + ni).c_str(), bm_hand_int_quant_mode<rm::half_up>, n);
+    RegisterBenchmark(("baseline/hand_int_quant_half_down/" + ni).c_str(), bm_hand_int_quant_mode<rm::half_down>, n);
+    RegisterBenchmark(("baseline/hand_trunc_up/" + ni).c_str(), bm_hand_trunc_mode<rm::up>, n);
+    RegisterBenchmark(("baseline/hand_trunc_half_up/" + ni).c_str(), bm_hand_trunc_mode<rm::half_up>, n);
+    RegisterBenchmark(("baseline/hand_trunc_half_down/" + ni).c_str(), bm_hand_trunc_mode<rm::half_down>, n);
+  }
   // Small calls, per tensor with scalar parameters: the fixed cost of a call
   // (its checks, planning and dispatch) against the hand loops of the same N.
   for (std::size_t n : small_sizes()) {

@@ -5,7 +5,10 @@
  * benchmarked workloads, the baselines `baseline/hand_int_quant`,
  * `baseline/hand_trunc`, `baseline/hand_bipolar_quant` and
  * `baseline/hand_fp8_e4m3` of lowbit-bench: what a user could write instead
- * of calling lowbit (per tensor, no checks, nothing but the arithmetic).
+ * of calling lowbit (per tensor, no checks, nothing but the arithmetic);
+ * IntQuant and Trunc also in the rounding modes that cost more than ROUND
+ * (`baseline/hand_int_quant_<mode>`, `baseline/hand_trunc_<mode>`), the
+ * bound of what a mode can cost against ROUND.
  * tests/test_hand_kernels.cpp checks them bit for bit against lowbit.
  *
  * Written on xsimd batches, four per iteration, then single batches, then
@@ -25,12 +28,16 @@
 namespace lowbit_bench {
 
 /// IntQuant ROUND, exact semantics: y = (rint(clamp(x / s + z, lo, hi)) - z) * s.
-template <class V>
+/// With S and M: rounding mode M in semantics S, rounded as lowbit rounds
+/// IntQuant (round_integral_any_zero: the shortest forms it has, which a
+/// hand loop would use too); ROUND is rint in both.
+template <lowbit::semantics S = lowbit::semantics::exact, lowbit::rounding_mode M = lowbit::rounding_mode::half_even,
+          class V>
 LOWBIT_ALWAYS_INLINE V hand_int_quant_step(V x, V s, V z, V lo, V hi) noexcept {
   namespace ld = lowbit::detail;
   V v = ld::quotient(x, s) + z;
   v = ld::bound_above(hi, ld::bound_below(lo, v));
-  return (ld::rint(v) - z) * s;
+  return (ld::round_integral_any_zero<S, M>(v) - z) * s;
 }
 
 /// Trunc (opset 2) with ROUND, t = 2^k given as its reciprocal rt = 1 / t
@@ -38,12 +45,15 @@ LOWBIT_ALWAYS_INLINE V hand_int_quant_step(V x, V s, V z, V lo, V hi) noexcept {
 /// y = (rint(clamp(rint(x / s + z) * rt, lo, hi)) - zt) * os, zt = z / t.
 /// The bits of both semantics when the ratio out_scale / scale is a power
 /// of two.
-template <class V>
+/// With S and M: the second rounding in mode M of semantics S (the first
+/// is always ROUND), as lowbit's round_integral.
+template <lowbit::semantics S = lowbit::semantics::exact, lowbit::rounding_mode M = lowbit::rounding_mode::half_even,
+          class V>
 LOWBIT_ALWAYS_INLINE V hand_trunc_step(V x, V s, V z, V rt, V lo, V hi, V zt, V os) noexcept {
   namespace ld = lowbit::detail;
   V v = ld::rint(ld::quotient(x, s) + z) * rt;
   v = ld::bound_above(hi, ld::bound_below(lo, v));
-  return (ld::rint(v) - zt) * os;
+  return (ld::round_integral<S, M>(v) - zt) * os;
 }
 
 /// BipolarQuant, reference semantics: +s for x >= 0 (-0 included), -s
@@ -91,23 +101,26 @@ LOWBIT_ALWAYS_INLINE void hand_loop(const float* x, float* y, std::size_t n, con
 }
 
 /// IntQuant ROUND, exact semantics, per tensor: scale s, zero point z, the
-/// integer range [lo, hi].
-inline void hand_int_quant(const float* x, float* y, std::size_t n, float s, float z, float lo, float hi) noexcept {
+/// integer range [lo, hi]. With S and M: mode M in semantics S.
+template <lowbit::semantics S = lowbit::semantics::exact, lowbit::rounding_mode M = lowbit::rounding_mode::half_even>
+void hand_int_quant(const float* x, float* y, std::size_t n, float s, float z, float lo, float hi) noexcept {
   hand_loop(x, y, n, [=](auto v) LOWBIT_ALWAYS_INLINE_LAMBDA {
     using V = decltype(v);
-    return hand_int_quant_step(v, V(s), V(z), V(lo), V(hi));
+    return hand_int_quant_step<S, M>(v, V(s), V(z), V(lo), V(hi));
   });
 }
 
 /// Trunc (opset 2), ROUND, per tensor: scale s, zero point z, output scale
 /// os, t = 2^k the power of two nearest os / s (given), the output range
 /// [lo, hi].
-inline void hand_trunc(const float* x, float* y, std::size_t n, float s, float z, float t, float os, float lo,
-                       float hi) noexcept {
+/// With S and M: the second rounding in mode M of semantics S.
+template <lowbit::semantics S = lowbit::semantics::exact, lowbit::rounding_mode M = lowbit::rounding_mode::half_even>
+void hand_trunc(const float* x, float* y, std::size_t n, float s, float z, float t, float os, float lo,
+                float hi) noexcept {
   const float rt = 1.0f / t, zt = z / t;
   hand_loop(x, y, n, [=](auto v) LOWBIT_ALWAYS_INLINE_LAMBDA {
     using V = decltype(v);
-    return hand_trunc_step(v, V(s), V(z), V(rt), V(lo), V(hi), V(zt), V(os));
+    return hand_trunc_step<S, M>(v, V(s), V(z), V(rt), V(lo), V(hi), V(zt), V(os));
   });
 }
 

@@ -37,7 +37,8 @@ FLOATS = ["e4m3", "e5m2", "e2m1"]
 
 def filter_regex():
     """A --benchmark_filter that runs exactly what the targets need."""
-    return ("^(baseline/(hand_int_quant|hand_trunc|hand_bipolar_quant|hand_fp8_e4m3|hand_fp8_e4m3_channel|stream)/.*"
+    return ("^(baseline/(hand_int_quant|hand_trunc|hand_bipolar_quant|hand_fp8_e4m3|hand_fp8_e4m3_channel|stream"
+            "|hand_int_quant_[a-z_]+|hand_trunc_[a-z_]+)/.*"
             "|(int_quant|trunc)/[a-z_]+/(tensor|channel)/(4096|65536)"
             "|(int_quant|trunc|bipolar_quant/none|float_quant_e4m3|float_quant_exact_e4m3)/(round/)?tensor/(16|64|256)"
             "|bipolar_quant/none/(tensor|channel)/(4096|65536)"
@@ -194,6 +195,24 @@ def main(argv):
         a, b = rates.get(f"{hf}_channel/{n}"), rates.get(f"{hf}/{n}")
         cells.append("-" if a is None or b is None else f"{a / b:.2f}")
     print("Context: the hand FP8 loop per channel / per tensor at 4096 / 65536: " + " / ".join(cells))
+    print()
+    # Context, not a target: the IntQuant and Trunc modes that add operations
+    # to ROUND's one rounding instruction, in the hand loops (the same bits
+    # as lowbit's, reference semantics), against the hand ROUND loop: what a
+    # mode costs code with nothing but the arithmetic, the bound of the
+    # "modes / ROUND" targets above.
+    print("Context: the hand loops' modes / their ROUND (bound of the modes / ROUND targets):")
+    print()
+    print("| hand loop | N | up | half_up | half_down |")
+    print("|---|---|---|---|---|")
+    for op in ("int_quant", "trunc"):
+        for n in (4096, 65536):
+            base = rates.get(f"baseline/hand_{op}/{n}")
+            cells = []
+            for m in ("up", "half_up", "half_down"):
+                a = rates.get(f"baseline/hand_{op}_{m}/{n}")
+                cells.append("-" if not a or not base else f"{a / base:.2f}")
+            print(f"| `hand_{op}` | {n} | " + " | ".join(cells) + " |")
     print()
     print(f"{t.missed} target(s) missed.")
     return 0

@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <limits>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "support/catch.hpp"
@@ -89,6 +90,35 @@ TEST_CASE("hand_trunc computes Trunc ROUND's bits in both semantics", "[hand_ker
         lowbit_bench::hand_trunc(x, y, n, s, 3.0f, 4.0f, 4.0f * s, -8.0f, 7.0f);
       },
       [&](const std::vector<float>& x, float s, std::vector<float>& y) { r(x, s, 3.0f, 8.0f, 4.0f * s, 4.0f, y); });
+}
+
+TEST_CASE("hand_int_quant and hand_trunc in UP, HALF_UP and HALF_DOWN compute reference IntQuant's and Trunc's bits",
+          "[hand_kernels]") {
+  using rm = lowbit::rounding_mode;
+  auto one = [](auto mc) {
+    constexpr rm M = decltype(mc)::value;
+    CAPTURE(lowbit::to_string(M));
+    const lowbit::int_quant<lowbit::semantics::reference> q{.is_signed = true, .narrow = false, .rounding = M};
+    check_same_bits(
+        {0.05f, 0.25f, 3.0f},
+        [](const float* x, float* y, std::size_t n, float s) {
+          lowbit_bench::hand_int_quant<lowbit::semantics::reference, M>(x, y, n, s, 0.0f, -128.0f, 127.0f);
+        },
+        [&](const std::vector<float>& x, float s, std::vector<float>& y) { q(x, s, 0.0f, 8.0f, y); });
+    const lowbit::trunc<lowbit::semantics::reference> t{.is_signed = true, .narrow = false, .rounding = M};
+    for (float k : {4.0f, 0.5f}) {
+      CAPTURE(k);
+      check_same_bits(
+          {0.05f, 0.25f, 3.0f},
+          [k](const float* x, float* y, std::size_t n, float s) {
+            lowbit_bench::hand_trunc<lowbit::semantics::reference, M>(x, y, n, s, 0.0f, k, k * s, -8.0f, 7.0f);
+          },
+          [&](const std::vector<float>& x, float s, std::vector<float>& y) { t(x, s, 0.0f, 8.0f, k * s, 4.0f, y); });
+    }
+  };
+  one(std::integral_constant<rm, rm::up>{});
+  one(std::integral_constant<rm, rm::half_up>{});
+  one(std::integral_constant<rm, rm::half_down>{});
 }
 
 TEST_CASE("hand_bipolar_quant computes reference BipolarQuant's bits", "[hand_kernels]") {
