@@ -361,7 +361,7 @@ LOWBIT_ALWAYS_INLINE xsimd::batch<T, A> fused_multiply_add(const xsimd::batch<T,
                                                            const xsimd::batch<T, A>& c) noexcept {
   static_assert(has_fused_fma<xsimd::batch<T, A>>, "fused_multiply_add needs AVX-512, FMA3 or AArch64");
   using B = xsimd::batch<T, A>;
-  constexpr bool f32 = sizeof(T) == 4;
+  [[maybe_unused]] constexpr bool f32 = sizeof(T) == 4;
 #if XSIMD_WITH_NEON64
   if constexpr (f32) return B(vfmaq_f32(c, a, b));
   else return B(vfmaq_f64(c, a, b));
