@@ -547,7 +547,8 @@ struct float_quant_exact_fast_kernel : scale_divider {
                               M != run_time_mode;
     // HALF_DOWN by the magic number and a fused multiply-add wherever it is
     // one instruction (below); HALF_UP so where there is no directed one.
-    constexpr bool nudged = has_fused_fma<V> && (M == rounding_mode::half_down || (M == rounding_mode::half_up && !directed));
+    constexpr bool nudged =
+        has_fused_fma<V> && (M == rounding_mode::half_down || (M == rounding_mode::half_up && !directed));
     constexpr bool magic = M == rounding_mode::half_even || directed || nudged;
     // c = 2^(u + 23), u = max(e - m, emin): the field max(fa + (23 - m),
     // ebmin + 23) << 23 with the constants folded into two. a + c lies in
@@ -592,7 +593,8 @@ struct float_quant_exact_fast_kernel : scale_divider {
         // operations as ROUND (HALF_DOWN), or two more (HALF_UP), where the
         // scaling form below takes three to four more.
         const V c = magic_c();
-        const V a1 = M == rounding_mode::half_up ? nextup_or_nan(a) : a;
+        V a1 = a;
+        if constexpr (M == rounding_mode::half_up) a1 = nextup_or_nan(a);
         qa = fused_multiply_add(a1, V(1.0f - 0x1p-24f), c) - c;
       } else if constexpr (directed) {
         // Step 3 with the sum rounded toward zero (DOWN) or up (UP). HALF_UP
@@ -611,8 +613,10 @@ struct float_quant_exact_fast_kernel : scale_divider {
           qa = add_directed<direction::toward_zero>(a, c) - c;
         else if constexpr (M == rounding_mode::up)
           qa = add_directed<direction::up>(a, c) - c;
-        else
+        else {
+          static_assert(M == rounding_mode::half_up);  // HALF_DOWN is nudged
           qa = fma_directed<direction::down>(V(c * V(24929 * 0x1p-24f)), V(673.0f), a) - c;
+        }
       } else {
         const I eb = imax(I(fa - I(m_int << 23)), I(ebmin << 23));  // 2^u's field
         const V ta = a * bits_float(I(I(254 << 23) - eb));

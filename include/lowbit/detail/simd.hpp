@@ -400,17 +400,20 @@ LOWBIT_ALWAYS_INLINE xsimd::batch<float, A> nextup_or_nan(const xsimd::batch<flo
   if constexpr (sizeof(B) == 64) {
 #if defined(__AVX512F__)
     const __m512i b = _mm512_castps_si512(a);
-    return B(_mm512_castsi512_ps(_mm512_mask_add_epi32(b, _mm512_cmp_ps_mask(a, a, _CMP_EQ_OQ), b, _mm512_set1_epi32(1))));
+    const __mmask16 number = _mm512_cmp_ps_mask(a, a, _CMP_EQ_OQ);
+    return B(_mm512_castsi512_ps(_mm512_mask_add_epi32(b, number, b, _mm512_set1_epi32(1))));
 #endif
   } else if constexpr (sizeof(B) == 32) {
 #if defined(__AVX2__)
-    return B(_mm256_castsi256_ps(_mm256_sub_epi32(_mm256_castps_si256(a), _mm256_castps_si256(_mm256_cmp_ps(a, a, _CMP_EQ_OQ)))));
+    const __m256i number = _mm256_castps_si256(_mm256_cmp_ps(a, a, _CMP_EQ_OQ));
+    return B(_mm256_castsi256_ps(_mm256_sub_epi32(_mm256_castps_si256(a), number)));
 #endif
   } else if constexpr (sizeof(B) == 16) {
     return B(_mm_castsi128_ps(_mm_sub_epi32(_mm_castps_si128(a), _mm_castps_si128(_mm_cmpeq_ps(a, a)))));
   }
 #endif
-  return detail::select(a == a, detail::bit_cast_batch<float>(xsimd::batch<std::int32_t, A>(detail::bit_cast_batch<std::int32_t>(a) + 1)), a);
+  const xsimd::batch<std::int32_t, A> next = detail::bit_cast_batch<std::int32_t>(a) + 1;
+  return detail::select(a == a, detail::bit_cast_batch<float>(next), a);
 }
 
 // ---- additions rounded in a fixed direction --------------------------------
