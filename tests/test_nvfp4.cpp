@@ -331,6 +331,15 @@ TEST_CASE("nvfp4: errors before anything is written", "[nvfp4]") {
   CHECK_THROWS_WITH(lowbit::dequantize(q, codes, scales, 1.0f, y), contains_substring("codes[1] = 16 is invalid"));
   codes[1] = 1;
   scales[0] = 0x80;
-  CHECK_THROWS_WITH(lowbit::dequantize(q, codes, scales, 1.0f, y), contains_substring("scales[0] = 128 is invalid"));
+  CHECK_THROWS_WITH(lowbit::dequantize(q, codes, scales, 1.0f, y),
+                    contains_substring("scales[0] = 128 is invalid; expected a non-negative E4M3 scale (0 to 126) "
+                                       "or a NaN (127 or 255)"));
   CHECK(y == std::vector<float>(4, 9.0f));
+  // Both E4M3 NaN bytes make the block NaN.
+  for (std::uint8_t nan_byte : {std::uint8_t(0x7f), std::uint8_t(0xff)}) {
+    scales[0] = nan_byte;
+    lowbit::dequantize(q, codes, scales, 1.0f, y);
+    for (float v : y) CHECK(std::isnan(v));
+    y.assign(4, 9.0f);
+  }
 }

@@ -386,7 +386,7 @@ void dequantize(const nvfp4_quant<S>& op, const Codes& codes, const Scales& scal
     const std::uint8_t c = sd.data[off];
     if ((c & 0x80) && c != 0xff)
       throw error(std::string(Op::name) + ": " + detail::element_name("scales", sd, i) + " = " + std::to_string(c) +
-                  " is invalid; expected a non-negative E4M3 scale (0 to 126, or 127 for NaN)");
+                  " is invalid; expected a non-negative E4M3 scale (0 to 126) or a NaN (127 or 255)");
     s8[i] = detail::e4m3_value(c);
   });
   detail::buffer<float> v(out.count());
