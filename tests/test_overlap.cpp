@@ -6,6 +6,9 @@
 // place"): y shares no memory with a parameter, and with x only when it is
 // x itself. Each operator and each parameter position is tried, with the
 // issue's reproducers, and the buffer must be untouched after the error.
+// The block formats (MX, NVFP4, their codes and dequantize, group-wise
+// IntQuant) are tried on random placements of every output among the
+// inputs, each call judged by a byte oracle.
 #include <lowbit/detail/overlap.hpp>
 
 #include <array>
@@ -389,4 +392,305 @@ TEST_CASE("overlap: self-overlapping outputs are rejected for every operator", "
       oc.call(strided_view<const float>(x.data(), {2, 3}), p, strided_view<float>(buf.data(), {2, 3}, {0, 1}));
     });
   }
+}
+
+// ---- the block formats: random placements against a byte oracle -------------
+
+namespace {
+
+/// A tensor placed in the test's arena: geometry g (strides in elements of
+/// `size` bytes), element 0 at byte `base`.
+struct placed {
+  nd_geom g;
+  std::ptrdiff_t base = 0;
+  std::size_t size = 4;
+};
+
+std::ptrdiff_t byte_of(const placed& p, std::ptrdiff_t off) {
+  return p.base + off * static_cast<std::ptrdiff_t>(p.size);
+}
+
+std::set<std::ptrdiff_t> bytes_of(const placed& p) {
+  std::set<std::ptrdiff_t> s;
+  each_offset(p.g, [&](std::ptrdiff_t off, const auto&) {
+    for (std::size_t k = 0; k < p.size; ++k) s.insert(byte_of(p, off) + static_cast<std::ptrdiff_t>(k));
+  });
+  return s;
+}
+
+bool shares_bytes(const placed& a, const placed& b) {
+  const std::set<std::ptrdiff_t> sa = bytes_of(a);
+  for (std::ptrdiff_t v : bytes_of(b))
+    if (sa.count(v)) return true;
+  return false;
+}
+
+bool writes_twice(const placed& p) {
+  std::set<std::ptrdiff_t> seen;
+  bool twice = false;
+  each_offset(p.g, [&](std::ptrdiff_t off, const auto&) { twice = twice || !seen.insert(off).second; });
+  return twice;
+}
+
+/// Every index of a and b at the same byte (in place).
+bool same_place(const placed& a, const placed& b) {
+  if (a.size != b.size || a.g.rank != b.g.rank) return false;
+  std::vector<std::ptrdiff_t> oa, ob;
+  each_offset(a.g, [&](std::ptrdiff_t off, const auto&) { oa.push_back(byte_of(a, off)); });
+  each_offset(b.g, [&](std::ptrdiff_t off, const auto&) { ob.push_back(byte_of(b, off)); });
+  return oa == ob;
+}
+
+/// A geometry of extents `ext`: row-major, column-major, random strides
+/// from -3 to 3 (zeros and repeats included), or row-major with strides
+/// negated or doubled at random; its lowest element at byte `low` (a
+/// multiple of `size`).
+placed place_random(std::mt19937& rng, const lowbit::shape& ext, std::size_t size, std::ptrdiff_t low) {
+  placed p;
+  p.size = size;
+  p.g.rank = ext.rank();
+  for (std::size_t r = 0; r < ext.rank(); ++r) p.g.ext[r] = ext[r];
+  const unsigned kind = rng() % 4;
+  std::ptrdiff_t s = 1;
+  for (std::size_t k = 0; k < ext.rank(); ++k) {
+    const std::size_t r = kind == 1 ? k : ext.rank() - 1 - k;
+    p.g.str[r] = kind == 2 ? static_cast<std::ptrdiff_t>(rng() % 7) - 3 : s;
+    if (kind == 3) p.g.str[r] *= (rng() % 2 ? -1 : 1) * static_cast<std::ptrdiff_t>(1 + rng() % 2);
+    s *= static_cast<std::ptrdiff_t>(std::max<std::size_t>(ext[r], 1));
+  }
+  std::ptrdiff_t min_off = 0;
+  each_offset(p.g, [&](std::ptrdiff_t off, const auto&) { min_off = std::min(min_off, off); });
+  p.base = low - min_off * static_cast<std::ptrdiff_t>(size);
+  return p;
+}
+
+/// The arena: float-aligned bytes, filled with a pattern.
+struct arena {
+  std::vector<float> store = std::vector<float>(32768);
+  unsigned char* bytes() { return reinterpret_cast<unsigned char*>(store.data()); }
+  std::size_t size() const { return store.size() * sizeof(float); }
+  void fill() {
+    for (std::size_t i = 0; i < size(); ++i) bytes()[i] = static_cast<unsigned char>(0x3c + 7 * i);
+  }
+  template <class T>
+  strided_view<T> view(const placed& p) {
+    std::array<std::ptrdiff_t, lowbit::max_rank> str{};
+    for (std::size_t r = 0; r < p.g.rank; ++r) str[r] = p.g.str[r];
+    using U = std::remove_const_t<T>;
+    T* data = reinterpret_cast<U*>(bytes() + p.base);
+    return strided_view<T>(data, lowbit::shape(p.g.ext.begin(), p.g.ext.begin() + p.g.rank),
+                           std::span<const std::ptrdiff_t>(str.data(), p.g.rank));
+  }
+  template <class T>
+  void write(const placed& p, const std::vector<T>& v) {
+    std::size_t i = 0;
+    each_offset(p.g, [&](std::ptrdiff_t off, const auto&) {
+      std::memcpy(bytes() + byte_of(p, off), &v[i++], sizeof(T));
+    });
+  }
+  template <class T>
+  std::vector<T> read(const placed& p) {
+    std::vector<T> v;
+    each_offset(p.g, [&](std::ptrdiff_t off, const auto&) {
+      T t;
+      std::memcpy(&t, bytes() + byte_of(p, off), sizeof(T));
+      v.push_back(t);
+    });
+    return v;
+  }
+};
+
+template <class T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("overlap: block formats, outputs placed at random with their inputs, against a byte oracle", "[overlap]") {
+  // mx_quant, nvfp4_quant, their quantize_codes and dequantize, and
+  // group_int_quant with its scale and zeropt in the same arena. A call is
+  // valid when no output writes an element twice, the outputs share no
+  // byte, and no output shares a byte with an input unless it is y exactly
+  // on x (in place). A valid call must succeed, write nothing outside its
+  // outputs, and give the bits of the same call into buffers of their own;
+  // an invalid one must throw lowbit::error and leave the arena untouched.
+  std::mt19937 rng(20261129);
+  int accepted = 0, rejected = 0, in_place = 0;
+  for (int trial = 0; trial < 4000; ++trial) {
+    std::size_t ext[3];
+    const std::size_t rank = 1 + rng() % 3;
+    const bool big = rank < 3 && rng() % 3 == 0;
+    for (std::size_t r = 0; r < rank; ++r) ext[r] = rng() % 10 == 0 ? 0 : 1 + rng() % (big ? 40 : 6);
+    const lowbit::shape shp(ext, ext + rank);
+    const std::size_t n = shp.count(), block = 1 + rng() % 6;
+    const std::ptrdiff_t irank = static_cast<std::ptrdiff_t>(rank);
+    const std::ptrdiff_t axis = static_cast<std::ptrdiff_t>(rng() % rank) - (rng() % 2 ? irank : 0);
+    const int op = static_cast<int>(rng() % 5);
+    INFO("trial " << trial << ", op " << op << ", x " << shp.to_string() << ", block " << block << ", axis " << axis);
+
+    lowbit::mx_quant<> mx{.format = lowbit::all_mx_elements[rng() % (op == 2 || op == 3 ? 5 : 6)],
+                          .block_size = block, .axis = axis};
+    lowbit::nvfp4_quant<> nv{.block_size = block, .axis = axis};
+    lowbit::group_int_quant<> gq{.group_size = block, .axis = static_cast<int>(axis)};
+    if (rng() % 3 == 0) {
+      for (lowbit::execution* e : {&mx.exec, &nv.exec, &gq.exec}) {
+        e->threads = 2;
+        e->min_elements_per_thread = 1;
+      }
+    }
+    const std::vector<float> zeros(n);
+    const lowbit::shape blocks = mx.scales_shape(strided_view<const float>(zeros.data(), shp));
+
+    // x near the start; each output near x (overlapping or not) or far away.
+    arena a;
+    const placed px = place_random(rng, shp, 4, 4 * static_cast<std::ptrdiff_t>(64 + rng() % 16));
+    auto near_or_far = [&](const lowbit::shape& s, std::size_t size) {
+      if (size == 4 && s == shp && rng() % 4 == 0) return px;
+      const std::ptrdiff_t low = rng() % 4 == 0 ? 65536 + 4 * static_cast<std::ptrdiff_t>(rng() % 64)
+                                                : px.base + 4 * (static_cast<std::ptrdiff_t>(rng() % 40) - 20);
+      return place_random(rng, s, size, std::max<std::ptrdiff_t>(0, low) / static_cast<std::ptrdiff_t>(size) *
+                                            static_cast<std::ptrdiff_t>(size));
+    };
+    a.fill();
+    a.write(px, lowbit_test::mixed_values<float>(n, static_cast<std::uint32_t>(trial)));
+    const std::vector<float> xv = a.read<float>(px);  // what x holds (x may repeat elements)
+    const strided_view<const float> x_own(xv.data(), shp);
+
+    std::vector<placed> outs, ins{px};
+    bool y_of_x = op != 2 && op != 3;  // the output is a y computed from x (in place allowed)
+    std::function<void(arena&)> call;
+    std::function<void(arena&)> check;
+    if (op <= 1) {  // mx_quant, nvfp4_quant: y
+      std::vector<float> want(n);
+      if (op == 0)
+        mx(x_own, strided_view<float>(want.data(), shp));
+      else
+        nv(x_own, strided_view<float>(want.data(), shp));
+      outs = {near_or_far(shp, 4)};
+      call = [&, op](arena& m) {
+        if (op == 0)
+          mx(m.view<const float>(px), m.view<float>(outs[0]));
+        else
+          nv(m.view<const float>(px), m.view<float>(outs[0]));
+      };
+      check = [&, want](arena& m) { CHECK(same_bits(m.read<float>(outs[0]), want)); };
+    } else if (op <= 3) {  // quantize_codes: codes and scales
+      std::vector<std::uint8_t> codes(n), scales(blocks.count());
+      if (op == 2)
+        lowbit::quantize_codes(mx, x_own, strided_view<std::uint8_t>(codes.data(), shp),
+                               strided_view<std::uint8_t>(scales.data(), blocks));
+      else
+        lowbit::quantize_codes(nv, x_own, 1.0f, strided_view<std::uint8_t>(codes.data(), shp),
+                               strided_view<std::uint8_t>(scales.data(), blocks));
+      outs = {near_or_far(shp, 1), near_or_far(blocks, 1)};
+      call = [&, op](arena& m) {
+        if (op == 2)
+          lowbit::quantize_codes(mx, m.view<const float>(px), m.view<std::uint8_t>(outs[0]),
+                                 m.view<std::uint8_t>(outs[1]));
+        else
+          lowbit::quantize_codes(nv, m.view<const float>(px), 1.0f, m.view<std::uint8_t>(outs[0]),
+                                 m.view<std::uint8_t>(outs[1]));
+      };
+      check = [&, codes, scales](arena& m) {
+        CHECK(same_bits(m.read<std::uint8_t>(outs[0]), codes));
+        CHECK(same_bits(m.read<std::uint8_t>(outs[1]), scales));
+      };
+      if (rng() % 2 == 0) {
+        // dequantize instead: the codes and the scales (any geometry, apart
+        // from each other) are the inputs; y is placed near them or far.
+        std::vector<float> want(n);
+        if (op == 2)
+          lowbit::dequantize(mx, strided_view<const std::uint8_t>(codes.data(), shp),
+                             strided_view<const std::uint8_t>(scales.data(), blocks),
+                             strided_view<float>(want.data(), shp));
+        else
+          lowbit::dequantize(nv, strided_view<const std::uint8_t>(codes.data(), shp),
+                             strided_view<const std::uint8_t>(scales.data(), blocks), 1.0f,
+                             strided_view<float>(want.data(), shp));
+        const placed pc = place_random(rng, shp, 1, 4 * 64 + static_cast<std::ptrdiff_t>(rng() % 8));
+        const placed ps = place_random(rng, blocks, 1, 4 * 64 + 2048 + static_cast<std::ptrdiff_t>(rng() % 8));
+        if (writes_twice(pc) || writes_twice(ps) || shares_bytes(pc, ps))
+          continue;  // inputs that repeat elements or clobber each other: other values
+        a.fill();
+        a.write(pc, codes);
+        a.write(ps, scales);
+        ins = {pc, ps};
+        y_of_x = false;
+        // y near the codes, near the scales, or far.
+        const std::ptrdiff_t near = rng() % 3 == 0 ? 65536 : rng() % 2 ? 4 * 64 : 4 * 64 + 2048;
+        outs = {place_random(rng, shp, 4, near + 4 * (static_cast<std::ptrdiff_t>(rng() % 16) - 8))};
+        call = [&, op, pc, ps](arena& m) {
+          if (op == 2)
+            lowbit::dequantize(mx, m.view<const std::uint8_t>(pc), m.view<const std::uint8_t>(ps),
+                               m.view<float>(outs[0]));
+          else
+            lowbit::dequantize(nv, m.view<const std::uint8_t>(pc), m.view<const std::uint8_t>(ps), 1.0f,
+                               m.view<float>(outs[0]));
+        };
+        check = [&, want](arena& m) { CHECK(same_bits(m.read<float>(outs[0]), want)); };
+      }
+    } else {  // group_int_quant: scale and zeropt in the arena too
+      std::vector<float> sc(blocks.count()), zp(blocks.count());
+      for (float& v : sc) v = 0.01f * static_cast<float>(1 + rng() % 100);
+      for (float& v : zp) v = static_cast<float>(static_cast<int>(rng() % 9) - 4);
+      std::vector<float> want(n);
+      gq(x_own, strided_view<const float>(sc.data(), blocks), strided_view<const float>(zp.data(), blocks), 8.0f,
+         strided_view<float>(want.data(), shp));
+      const placed pscale = near_or_far(blocks, 4), pzero = near_or_far(blocks, 4);
+      if (writes_twice(pscale) || writes_twice(pzero) || shares_bytes(pscale, pzero) || shares_bytes(pscale, px) ||
+          shares_bytes(pzero, px))
+        continue;  // parameters that clobber each other or x: other values
+      a.write(pscale, sc);
+      a.write(pzero, zp);
+      ins = {px, pscale, pzero};
+      outs = {near_or_far(shp, 4)};
+      call = [&, pscale, pzero](arena& m) {
+        gq(m.view<const float>(px), m.view<const float>(pscale), m.view<const float>(pzero), 8.0f,
+           m.view<float>(outs[0]));
+      };
+      check = [&, want](arena& m) { CHECK(same_bits(m.read<float>(outs[0]), want)); };
+    }
+
+    bool valid = true;
+    for (std::size_t i = 0; i < outs.size(); ++i) {
+      valid = valid && !writes_twice(outs[i]);
+      for (std::size_t j = i + 1; j < outs.size(); ++j) valid = valid && !shares_bytes(outs[i], outs[j]);
+      for (std::size_t j = 0; j < ins.size(); ++j)
+        valid = valid && (!shares_bytes(outs[i], ins[j]) || (y_of_x && j == 0 && same_place(outs[i], px)));
+    }
+    const std::vector<float> before = a.store;
+    std::string what;
+    try {
+      call(a);
+    } catch (const lowbit::error& e) {
+      what = e.what();
+    }
+    INFO("valid by the oracle: " << valid << "; message: " << what);
+    if (!what.empty()) {
+      ++rejected;
+      CHECK_FALSE(valid);
+      CHECK(std::memcmp(before.data(), a.store.data(), a.size()) == 0);
+      continue;
+    }
+    ++accepted;
+    REQUIRE(valid);
+    in_place += y_of_x && same_place(outs[0], px) ? 1 : 0;
+    std::set<std::ptrdiff_t> written;
+    for (const placed& o : outs) {
+      const std::set<std::ptrdiff_t> b = bytes_of(o);
+      written.insert(b.begin(), b.end());
+    }
+    const unsigned char* pre = reinterpret_cast<const unsigned char*>(before.data());
+    std::ptrdiff_t stray = -1;
+    for (std::size_t i = 0; i < a.size() && stray < 0; ++i)
+      if (a.bytes()[i] != pre[i] && !written.count(static_cast<std::ptrdiff_t>(i)))
+        stray = static_cast<std::ptrdiff_t>(i);
+    CHECK(stray == -1);
+    check(a);
+  }
+  // Both answers, and in place, many times.
+  CHECK(accepted > 1000);
+  CHECK(rejected > 1000);
+  CHECK(in_place > 100);
 }
