@@ -637,9 +637,14 @@ TEST_CASE("group_int_quant: invalid arguments are rejected before anything is wr
     }, y, "overlaps x");
     CHECK(buf == std::vector<float>(30, 0.5f));
   }
-  // output_shape() checks the same.
+  // output_shape() checks the same, the attributes first (a group size of 0
+  // was divided by: SIGFPE, found by fuzz_blocks).
   CHECK_THROWS_WITH(g.output_shape(xv, sv, strided_view<const float>(z.data(), {2, 2}), 4.0f),
                     lowbit_test::contains_substring("zeropt has shape [2, 2]"));
+  CHECK_THROWS_WITH(with([](auto& h) { h.group_size = 0; }).output_shape(xv, sv, zv, 4.0f),
+                    lowbit_test::contains_substring("group_size = 0 is invalid; expected at least 1"));
+  CHECK_THROWS_WITH(with([](auto& h) { h.rounding = static_cast<rounding_mode>(42); }).output_shape(xv, sv, zv, 4.0f),
+                    lowbit_test::contains_substring("rounding"));
   CHECK_THROWS_WITH(g.group_shape(shape{}), lowbit_test::contains_substring("x has rank 0"));
 }
 

@@ -505,6 +505,10 @@ TEST_CASE("a bit-width tensor with no elements is not bipolar: it must broadcast
     REQUIRE_THROWS_WITH(lowbit::int_quant<>{.is_signed = is_signed}(x, 1.0f, 0.0f, empty, y),
                         lowbit_test::contains_substring("x has shape [3] and bitwidth has shape [0]"));
     REQUIRE_THROWS_AS(lowbit::int_quant<>{.is_signed = is_signed}.output_shape(x, 1.0f, 0.0f, empty), lowbit::error);
+    // output_shape() checks the attributes as the call does.
+    const lowbit::int_quant<> bad_mode{.is_signed = is_signed, .rounding = static_cast<lowbit::rounding_mode>(42)};
+    REQUIRE_THROWS_WITH(bad_mode.output_shape(x, 1.0f, 0.0f, 8.0f),
+                        lowbit_test::contains_substring("rounding_mode = 42 is not a lowbit::rounding_mode value"));
     CHECK(y == std::vector<float>{7.0f, 7.0f, 7.0f});
   }
   // With an empty x too, the output is empty and nothing is computed.

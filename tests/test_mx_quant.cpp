@@ -717,6 +717,13 @@ TEST_CASE("mx_quant: attributes by name, and errors before anything is written",
   untouched([&](auto& y) { auto o = good; o.format = static_cast<mx_element>(42); o(xv, lowbit::strided_view<float>(y.data(), {2, 3})); },
             "elem_format = 42");
   untouched([&](auto& y) { good(xv, lowbit::strided_view<float>(y.data(), {3, 2})); }, "shape");
+  // output_shape() rejects what the call rejects (it returned x's shape for
+  // an axis outside x, and never read the attributes).
+  CHECK(good.output_shape(xv) == lowbit::shape{2, 3});
+  CHECK_THROWS_WITH([&] { auto o = good; o.axis = 2; return o.output_shape(xv); }(),
+                    contains_substring("axis = 2 is invalid for a tensor of rank 2; expected -2 to 1"));
+  CHECK_THROWS_WITH([&] { auto o = good; o.block_size = 0; return o.output_shape(xv); }(),
+                    contains_substring("block_size = 0 is invalid"));
   {
     // y overlapping x other than in place.
     std::vector<float> buf{1, 2, 3, 4, 5, 6, 7};

@@ -169,7 +169,8 @@ struct int_quant {
    * The shape of the output for these arguments: the numpy broadcast of x,
    * scale, zeropt and bitwidth, where a bitwidth that makes the operator
    * bipolar (signed, all ones) takes no part, as in QONNX.
-   * @throws lowbit::error as operator() does for shapes and bit widths.
+   * @throws lowbit::error as operator() does for the attributes, shapes and
+   *         bit widths.
    */
   template <tensor_arg X, tensor_arg Scale, tensor_arg Zeropt, tensor_arg Bitwidth>
   shape output_shape(const X& x, const Scale& scale, const Zeropt& zeropt,

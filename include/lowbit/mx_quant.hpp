@@ -619,9 +619,15 @@ struct mx_quant {
 
   void check_axis(std::size_t rank) const { detail::check_block_axis(prefix(), rank, axis); }
 
+  /// The axis against x's rank (output_shape() makes this check too).
+  template <class T>
+  void check_shape_values(const args<T>& a) const {
+    check_axis(a.x().rank);
+  }
+
   template <class T>
   void check_values(const args<T>& a) const {
-    check_axis(a.x().rank);
+    check_shape_values(a);
   }
 
  public:

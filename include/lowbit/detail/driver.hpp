@@ -576,8 +576,9 @@ void call(const Op& op, Y&& y, const X& x, const P&... p) {
   }
 }
 
-/// An operator's output_shape(): the broadcast shape, and the value checks
-/// the shape depends on.
+/// An operator's output_shape(): the attributes checked as a call checks
+/// them (the shape checks may read them: group_int_quant's group size), the
+/// broadcast shape, and the value checks the shape depends on.
 template <class Op, class X, class... P>
 shape call_output_shape(const Op& op, const X& x, const P&... p) {
   if constexpr (!call_types_ok<Op, X, void>()) {
@@ -586,6 +587,7 @@ shape call_output_shape(const Op& op, const X& x, const P&... p) {
     using T = x_value_t<X>;
     return read_args<Op, T>(
         [&](const call_args<Op, T>& a) {
+          protocol_access::check_attributes(op);
           const shape out = call_shape(op, a);
           protocol_access::check_shape_values(op, a);
           return out;
