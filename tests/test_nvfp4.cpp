@@ -312,6 +312,33 @@ TEST_CASE("nvfp4: errors before anything is written", "[nvfp4]") {
   CHECK_THROWS_WITH(q(x, 0.0f, y), contains_substring("tensor_scale = 0 is invalid; expected a finite number > 0"));
   CHECK_THROWS_WITH(q(x, qnan, y), contains_substring("tensor_scale = "));
   CHECK_THROWS_WITH(q(x, -1.0f, y), contains_substring("tensor_scale = -1"));
+  // reference: p must keep the float32 total p * s8 (s8 from 2^-6 to 448)
+  // off 0 and inf. With p = 2^-145 every total was 0, and a zero element
+  // came out as 0 / 0 = NaN, which no E2M1 code holds (found by fuzz_blocks).
+  for (float p : {0x1p-145f, 0x1p-144f, 1e36f, std::numeric_limits<float>::max()})
+    CHECK_THROWS_WITH(q(x, p, y), contains_substring("is invalid in the reference semantics; expected p with p * 2^-6 > "
+                                                     "0 and p * 448 finite in float32"));
+  CHECK(y == std::vector<float>(4, 9.0f));
+  std::vector<std::uint8_t> c(4, 9), s(1, 9);
+  CHECK_THROWS_WITH(lowbit::quantize_codes(q, x, 0x1p-145f, c, s), contains_substring("reference semantics"));
+  CHECK(c == std::vector<std::uint8_t>(4, 9));
+  // The bounds themselves are taken: 2^-143 (p * 2^-6 is the smallest
+  // subnormal) and the largest p with p * 448 finite.
+  q(x, 0x1p-143f, y);  // s8 clamps to 448, every x / total to 6: y = 6 * 448 * 2^-143 (subnormal, exact)
+  for (float v : y) CHECK(bits(v) == bits(2688.0f * 0x1p-143f));
+  q(x, 0x1.fcp-144f, y);  // p * 2^-6 = 0.99 * 2^-149 rounds up to 2^-149: taken
+  const float pmax = std::nextafter(std::numeric_limits<float>::max() / 448.0f, 0.0f);
+  REQUIRE(pmax * 448.0f <= std::numeric_limits<float>::max());
+  q(x, pmax, y);  // every block scale clamps to 2^-6: x / total rounds to 0
+  for (float v : y) CHECK(bits(v) == bits(0.0f));
+  y.assign(4, 9.0f);
+  // The exact semantics take any finite p > 0: 2^-145 gives the zeros of
+  // values far below the block's step, as rounding once says.
+  const std::vector<float> zx{0.0f, -0.0f, 1e-44f, 0.0f};
+  nvfp4_quant<lowbit::semantics::exact>{}(zx, 0x1p-145f, y);
+  CHECK(bits(y[0]) == bits(0.0f));
+  CHECK(bits(y[1]) == bits(-0.0f));
+  y.assign(4, 9.0f);
   auto bad = q;
   bad.block_size = 0;
   CHECK_THROWS_WITH(bad(x, y), contains_substring("block_size = 0"));

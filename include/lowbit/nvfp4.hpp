@@ -216,6 +216,16 @@ struct nvfp4_quant {
     if (!(p > 0.0f && p <= std::numeric_limits<float>::max()))
       throw error(prefix() + "tensor_scale = " + detail::format_value(p) +
                   " is invalid; expected a finite number > 0 (1 for single-level scaling)");
+    // reference divides by total = fl(p * s8), s8 in [2^-6, 448]: a total of
+    // 0 (p below 2^-143) or inf (p above 448's share of FLT_MAX) turns
+    // elements into NaN that no E2M1 code holds, where torchao's own codes
+    // step gives values of no format.
+    if (S == semantics::reference &&
+        !(p * 0x1p-6f > 0.0f && p * 448.0f <= std::numeric_limits<float>::max()))
+      throw error(prefix() + "tensor_scale = " + detail::format_value(p) +
+                  " is invalid in the reference semantics; expected p with p * 2^-6 > 0 and p * 448 finite in "
+                  "float32 (from 2^-143 to about 7.6e35): the float32 total scale p * s8 must be neither 0 nor "
+                  "inf (the exact semantics take any finite p > 0)");
   }
 
   /// Computes each block's scales from x, then calls f(block_data).
@@ -303,7 +313,8 @@ struct nvfp4_quant {
 /// The usual NVFP4 per-tensor scale of x: max |x| / (448 * 6), in float32
 /// (torchao's per_tensor_amax_to_scale), so that the largest block scale
 /// can reach E4M3's 448. Not finite for a NaN or infinite x; 0 for an
-/// all-zero x (nvfp4_quant rejects both: pass 1 then).
+/// all-zero x (nvfp4_quant rejects both: pass 1 then); below 2^-143, which
+/// the reference semantics reject, when max |x| is below 2688 * 2^-143.
 template <tensor_arg X>
 float nvfp4_tensor_scale(const X& x) {
   static_assert(std::is_same_v<detail::x_value_t<X>, float>, "lowbit::nvfp4_tensor_scale works on float tensors");
