@@ -874,7 +874,8 @@ void quantize_codes(const mx_quant<S>& op, const X& x, Codes&& codes, Scales&& s
 
 /**
  * MX codes back: `y = value(code) * 2^se`, each element with its block's
- * scale (255: NaN), bit for bit op(x, y) for the codes of quantize_codes.
+ * scale (255: NaN), bit for bit op(x, y) for the codes of quantize_codes
+ * (but +0 for a -0 of MXINT8: an int8 code has no -0).
  * y has the codes' shape; scales op.scales_shape(y).
  * @throws lowbit::error for an axis outside the codes, a code that is not a
  *         pattern of the format (an FP6 byte above 63, an FP4 byte above
