@@ -132,6 +132,28 @@ bool check_block_codes(FuzzedDataProvider& in, const char* op_name, const tensor
   return true;
 }
 
+/// The operator's y for x in a buffer of its own (`call(y view)`), into
+/// `fake`; and x's block shape, into `bs` ([1] when the operator rejects the
+/// call). Returns whether the operator accepted it.
+template <class Op, class Call>
+bool fake_and_blocks(const char* name, const Op& op, const tensor<float>& x, Call&& call, std::vector<float>& fake,
+                     lowbit::shape& bs) {
+  fake.assign(x.shp.count(), 0.0f);
+  bool ok = false;
+  try {
+    call(row_view(fake, x.shp));
+    ok = true;
+  } catch (const lowbit::error&) {
+  }
+  try {
+    bs = op.scales_shape(x.cview());
+  } catch (const lowbit::error&) {
+    if (ok) fail((std::string(name) + " accepted x, scales_shape rejected it").c_str());
+    bs = lowbit::shape{1};
+  }
+  return ok;
+}
+
 template <semantics S>
 void fuzz_mx(FuzzedDataProvider& in) {
   lowbit::mx_quant<S> op;
@@ -158,20 +180,9 @@ void fuzz_mx(FuzzedDataProvider& in) {
     return;
   }
   // The codes: the operator's own y first (in a buffer of its own).
-  std::vector<float> fake(x.shp.count());
-  bool fake_ok = false;
-  try {
-    op(x.cview(), row_view(fake, x.shp));
-    fake_ok = true;
-  } catch (const lowbit::error&) {
-  }
+  std::vector<float> fake;
   lowbit::shape bs;
-  try {
-    bs = op.scales_shape(x.cview());
-  } catch (const lowbit::error&) {
-    if (fake_ok) fail("mx_quant accepted x, scales_shape rejected it");
-    bs = lowbit::shape{1};
-  }
+  const bool fake_ok = fake_and_blocks("mx_quant", op, x, [&](auto yv) { op(x.cview(), yv); }, fake, bs);
   std::vector<std::uint8_t> scales;
   const auto dequantize = [&](const auto& cv, const auto& sv, lowbit::strided_view<float> yv) {
     lowbit::dequantize(op, cv, sv, yv);
@@ -220,20 +231,9 @@ void fuzz_nvfp4(FuzzedDataProvider& in) {
                       [ts](const auto& o, const auto& xv, const auto&, auto yv) { o(xv, ts, yv); });
     return;
   }
-  std::vector<float> fake(x.shp.count());
-  bool fake_ok = false;
-  try {
-    op(x.cview(), ts, row_view(fake, x.shp));
-    fake_ok = true;
-  } catch (const lowbit::error&) {
-  }
+  std::vector<float> fake;
   lowbit::shape bs;
-  try {
-    bs = op.scales_shape(x.cview());
-  } catch (const lowbit::error&) {
-    if (fake_ok) fail("nvfp4_quant accepted x, scales_shape rejected it");
-    bs = lowbit::shape{1};
-  }
+  const bool fake_ok = fake_and_blocks("nvfp4_quant", op, x, [&](auto yv) { op(x.cview(), ts, yv); }, fake, bs);
   std::vector<std::uint8_t> codes, scales;
   check_block_codes<std::uint8_t>(
       in, "nvfp4_quant", x, bs, fake_ok, fake, codes, scales, false,
