@@ -240,6 +240,40 @@ TEST_CASE("nvfp4: both semantics equal their oracles", "[nvfp4]") {
     }
 }
 
+TEST_CASE("nvfp4: E2M1 ties under every E4M3 block scale, and subnormal totals, on every path", "[nvfp4]") {
+  // Blocks of two: 6 * s8 (which makes the block scale s8, p = 1) and a
+  // probe t * s8 on a tie t of E2M1 or a float next to it. x / total must
+  // be the IEEE quotient: AArch64's xsimd division (a refined reciprocal)
+  // is off by an ulp often enough to move ties. Then p = 2^-143, where
+  // every total is subnormal (the division gave -inf there on AArch64).
+  std::vector<float> x;
+  for (int c = 8; c < 127; ++c) {  // every normal positive E4M3 value, 2^-6 to 448
+    const float s8 = std::ldexp(1.0f + static_cast<float>(c & 7) / 8.0f, (c >> 3) - 7);
+    for (float t : {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f})
+      for (float probe : {t * s8, std::nextafter(t * s8, 0.0f), std::nextafter(t * s8, 1e30f)})
+        for (float sign : {1.0f, -1.0f}) {
+          x.push_back(6.0f * s8);
+          x.push_back(sign * probe);
+        }
+  }
+  const lowbit::shape sh{x.size()};
+  for (float p : {1.0f, 0x1p-143f, 0x1p-140f}) {
+    const std::vector<float> want = oracle(x, 1, x.size(), 2, p, true);
+    for (int path = 0; path < 2; ++path) {
+      const lowbit::detail::simd_scope scope(path == 0);
+      std::vector<float> y(x.size(), 7.0f);
+      nvfp4_quant<>{.block_size = 2}(lowbit::strided_view<const float>(x.data(), sh), p,
+                                     lowbit::strided_view<float>(y.data(), sh));
+      std::size_t bad = 0;
+      for (std::size_t i = 0; i < x.size(); ++i)
+        if (!same(y[i], want[i]) && bad++ < 5)
+          FAIL_CHECK("p " << p << " simd " << (path == 0) << " [" << i << "] x " << show(x[i]) << " got "
+                          << show(y[i]) << " want " << show(want[i]));
+      CHECK(bad == 0);
+    }
+  }
+}
+
 TEST_CASE("nvfp4: a non-last axis, and in place", "[nvfp4]") {
   const std::vector<float> x = test_values(40 * 3, 99);
   // Blocks along axis 0 of [40, 3] equal blocks along the last axis of the transpose.

@@ -24,6 +24,7 @@
 #include "config.hpp"
 #include "detail/block.hpp"
 #include "detail/buffer.hpp"
+#include "detail/divide.hpp"
 #include "detail/elementwise.hpp"
 #include "detail/simd.hpp"
 #include "error.hpp"
@@ -103,13 +104,16 @@ struct nvfp4_ref_kernel {
   template <class V>
   LOWBIT_ALWAYS_INLINE V operator()(V X, V total) const noexcept {
     if constexpr (St == stage::dequant) return X * total;
-    V a = X / total;
+    // detail::quotient: the IEEE quotient on AArch64 too, where xsimd's
+    // float division is a refined reciprocal (x / a subnormal total gave
+    // -inf there: y of the wrong sign, and NaN for x = 0).
+    V a = detail::quotient(X, total);
     a = detail::select(a > V(6.0f), V(6.0f), detail::select(a < V(-6.0f), V(-6.0f), a));
     const V m = detail::abs(a);
     // The step of m's binade (0.5 below 2, 1 below 4, 2 above): m / step
     // and the product are exact, rint rounds ties to even.
     const V step = detail::select(m < V(2.0f), V(0.5f), detail::select(m < V(4.0f), V(1.0f), V(2.0f)));
-    V q = detail::copysign(V(detail::rint(V(m / step)) * step), a);
+    V q = detail::copysign(V(detail::rint(detail::quotient(m, step)) * step), a);
     // One NaN, 7fc00000 (as total's): the payload an operation passes on
     // differs between ISAs and compilers, the bits must not.
     q = detail::select(detail::is_nan(q), V(std::numeric_limits<float>::quiet_NaN()), q);
