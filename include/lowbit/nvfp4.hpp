@@ -139,9 +139,10 @@ struct nvfp4_ref_kernel {
  * E4M3, x / (p s8) to E2M1, q p s8 to float32), and a NaN or an infinity
  * makes its block NaN (E4M3 has no infinity). docs/semantics.md, "NVFP4".
  *
- * @throws lowbit::error for a tensor_scale that is not finite and > 0, an
- *         axis outside x, a block_size of 0, y of the wrong shape or
- *         overlapping x. Nothing is written then.
+ * @throws lowbit::error for a tensor_scale that is not finite and > 0 (in
+ *         `reference` also one whose float32 p * s8 can be 0 or inf: below
+ *         2^-143 or above about 7.6e35), an axis outside x, a block_size of
+ *         0, y of the wrong shape or overlapping x. Nothing is written then.
  *
  * **Example**:
  * ```
