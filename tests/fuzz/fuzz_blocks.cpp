@@ -80,8 +80,8 @@ void check_round_trip(const char* what, const std::vector<float>& fake, const st
 /// scales view)`), the hostile placements of either in x's buffer, the
 /// round trip through `dequantize(codes view, scales view, y view)` against
 /// `fake` (the operator's y; `signless_zero`: check_round_trip), and
-/// dequantize's y in the codes' buffer. Returns the codes and scales when
-/// quantize accepted x.
+/// dequantize's y in the codes' buffer. Returns whether quantize accepted
+/// x (`codes` and `scales` then hold what it wrote).
 template <class C, class Quantize, class Dequantize>
 bool check_block_codes(FuzzedDataProvider& in, const char* op_name, const tensor<float>& x, const lowbit::shape& bs,
                        bool fake_ok, const std::vector<float>& fake, std::vector<C>& codes,
